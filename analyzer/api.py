@@ -1,0 +1,231 @@
+"""The library entry point: everything the CLI does is one call here.
+
+>>> from analyzer import api
+>>> result = api.ingest(["bundle.tar.gz"], "case/")          # doctest: +SKIP
+>>> api.case_info("case/").meta.counts.rows                   # doctest: +SKIP
+>>> api.query("case/", "SELECT host, count(*) FROM rows GROUP BY host")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from analyzer import __version__
+from analyzer.bundle import Bundle, BundleLimits, content_hash_of
+from analyzer.case.info import CaseInfo, summarize
+from analyzer.case.layout import BundleInfo, CaseMeta, Counts, InputInfo, meta_path
+from analyzer.case.store import Case, open_case
+from analyzer.case.writer import CaseWriter
+from analyzer.errors import CaseError, QueryError, UsageError
+from analyzer.ingest.base import ReadOptions
+from analyzer.ingest.detect import reader_named
+from analyzer.ingest.pipeline import IngestRun, NullProgress, Progress
+from analyzer.ingest.timestamps import check_tz
+
+__all__ = [
+    "BundleLimits",
+    "CaseInfo",
+    "IngestResult",
+    "ReadOptions",
+    "case_info",
+    "ingest",
+    "load_case",
+    "query",
+]
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What :func:`ingest` did.
+
+    ``reused`` is true when the case already held this bundle, ingested with the same options
+    by the same culprit version, and nothing was done.
+    """
+
+    case: Path
+    meta: CaseMeta
+    reused: bool
+
+
+def _settings(options: ReadOptions, limits: BundleLimits, reader: str | None) -> dict[str, Any]:
+    return {
+        "read": dataclasses.asdict(options),
+        "limits": dataclasses.asdict(limits),
+        "reader": reader,
+    }
+
+
+def ingest(
+    inputs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    options: ReadOptions | None = None,
+    limits: BundleLimits | None = None,
+    reader: str | None = None,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> IngestResult:
+    """Ingest a bundle (directories, archives, files) into the case directory ``out``.
+
+    Args:
+        inputs: what the bundle consists of.
+        out: the case directory; created, or replaced when the bundle changed.
+        options: reader options (year/zone for stamps without them, size caps).
+        limits: decompression and nesting limits.
+        reader: force this reader for every file instead of sniffing.
+        force: ingest even when the case already holds this bundle.
+        progress: receives progress reports.
+
+    Raises:
+        BundleError: an input is missing or the bundle exceeds its total size cap.
+        UsageError: an option has an unusable value.
+        CaseError: the case directory cannot be written.
+    """
+    options = options or ReadOptions()
+    limits = limits or BundleLimits()
+    check_tz(options.tz)
+    if reader is not None:
+        reader_named(reader)
+    if options.max_line_bytes < 1024:
+        raise UsageError("--max-line-bytes must be at least 1024")
+    target = Path(out)
+    bundle = Bundle([Path(p) for p in inputs], limits)
+    settings = _settings(options, limits, reader)
+    fingerprint = bundle.fingerprint()
+    if not force:
+        reused = _reuse(target, bundle, fingerprint, settings)
+        if reused is not None:
+            return IngestResult(target, reused, True)
+    writer = CaseWriter(target)
+    try:
+        IngestRun(bundle, writer, options, reader, progress or NullProgress()).run()
+        meta = writer.commit(lambda files: _meta(bundle, fingerprint, settings, files))
+    except BaseException:
+        writer.abort()
+        raise
+    return IngestResult(target, meta, False)
+
+
+def _reuse(
+    target: Path, bundle: Bundle, fingerprint: str, settings: dict[str, Any]
+) -> CaseMeta | None:
+    """The existing case's metadata if it already holds this bundle, else ``None``."""
+    if not meta_path(target).is_file():
+        return None
+    try:
+        case = open_case(target)
+    except CaseError:
+        return None
+    meta = case.meta
+    if meta.tool_version != __version__ or meta.options != _jsonable(settings):
+        return None
+    if meta.bundle.fingerprint == fingerprint:
+        return meta
+    if meta.bundle.content_hash == bundle.content_hash():
+        updated = meta.model_copy(
+            update={"bundle": meta.bundle.model_copy(update={"fingerprint": fingerprint})}
+        )
+        meta_path(target).write_text(updated.model_dump_json(indent=2) + "\n")
+        return updated
+    return None
+
+
+def _jsonable(settings: dict[str, Any]) -> dict[str, Any]:
+    import json
+
+    return json.loads(json.dumps(settings))  # type: ignore[no-any-return]
+
+
+def _meta(
+    bundle: Bundle, fingerprint: str, settings: dict[str, Any], files: list[dict[str, Any]]
+) -> CaseMeta:
+    counts = Counts(files=len(files))
+    first: int | None = None
+    last: int | None = None
+    disk: list[tuple[str, str]] = []
+    for record in files:
+        status = record["status"]
+        if status in ("read", "partial"):
+            counts.files_read += 1
+        if status == "partial":
+            counts.files_partial += 1
+        if status in ("refused", "damaged", "binary"):
+            counts.files_refused += 1
+        if record["reader"] == "unrecognized":
+            counts.files_unrecognized += 1
+        for key in ("records", "rows", "folded", "blank", "quarantined", "repaired", "duplicates"):
+            setattr(counts, key, getattr(counts, key) + (record[key] or 0))
+        if record["ts_min"] is not None:
+            first = record["ts_min"] if first is None else min(first, record["ts_min"])
+            last = record["ts_max"] if last is None else max(last, record["ts_max"])
+        if record["on_disk"] and record["sha256"]:
+            disk.append((record["path"], record["sha256"]))
+    inputs = [
+        InputInfo(
+            path=str(path.resolve()),
+            kind="directory" if path.is_dir() else "file",
+            bytes=bundle.input_bytes if len(bundle.inputs) == 1 else _size(path),
+        )
+        for path in bundle.inputs
+    ]
+    return CaseMeta(
+        tool_version=__version__,
+        created_at=dt.datetime.now(tz=dt.UTC),
+        bundle=BundleInfo(
+            inputs=inputs, fingerprint=fingerprint, content_hash=content_hash_of(disk)
+        ),
+        options=_jsonable(settings),
+        counts=counts,
+        first_ts=_from_ns(first),
+        last_ts=_from_ns(last),
+    )
+
+
+def _from_ns(value: int | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    return dt.datetime.fromtimestamp(value // 1_000_000_000, tz=dt.UTC).replace(
+        microsecond=(value % 1_000_000_000) // 1000
+    )
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def load_case(case: str | Path) -> Case:
+    """Open a case directory (raises :class:`~analyzer.errors.CaseError` if it is not one)."""
+    return open_case(Path(case))
+
+
+def case_info(case: str | Path, *, top_hosts: int = 20) -> CaseInfo:
+    """Summary of a case: counts per source, reader, severity and host, quarantine reasons,
+    files that were not fully read."""
+    return summarize(load_case(case), top_hosts=top_hosts)
+
+
+def query(case: str | Path, sql: str) -> pa.Table:
+    """Run SQL over the case's views (``rows``, ``files``, ``quarantine``, ``duplicates``).
+
+    Raises:
+        QueryError: the SQL does not run; the message is DuckDB's.
+    """
+    opened = load_case(case)
+    with opened.connect() as connection:
+        try:
+            return connection.sql(sql).to_arrow_table()
+        except duckdb.Error as exc:
+            message = str(exc).strip().splitlines()[0]
+            raise QueryError(message) from None
+        except AttributeError:
+            raise QueryError("the statement returns no rows") from None

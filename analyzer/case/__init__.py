@@ -1,0 +1,1 @@
+"""The case: the columnar, on-disk unit of analysis that ingest writes and everything reads."""

@@ -1,0 +1,104 @@
+"""Open an existing case and query it with DuckDB."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+from pydantic import ValidationError
+
+from analyzer.case.layout import (
+    CASE_FORMAT,
+    DUPLICATES_FILE,
+    FILES_FILE,
+    META_FILE,
+    QUARANTINE_FILE,
+    ROWS_DIR,
+    CaseMeta,
+)
+from analyzer.errors import CaseError
+
+#: Optional tables later stages add to a case; a view is created for each one present.
+OPTIONAL_TABLES = ("matches",)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A complete case directory and its metadata."""
+
+    path: Path
+    meta: CaseMeta
+
+    @property
+    def rows_glob(self) -> str:
+        """Glob of the row files (for DuckDB/polars scans)."""
+        return str(self.path / ROWS_DIR / "*.parquet")
+
+    def has_rows(self) -> bool:
+        """Whether any row file exists (an empty bundle has none)."""
+        return any((self.path / ROWS_DIR).glob("*.parquet"))
+
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        """An in-memory DuckDB connection with views ``rows``, ``files``, ``quarantine``,
+        ``duplicates`` (and ``matches`` when the case has it)."""
+        connection = duckdb.connect()
+        if self.has_rows():
+            connection.execute(
+                f"CREATE VIEW rows AS SELECT * FROM read_parquet({_quote(self.rows_glob)})"
+            )
+        else:
+            from analyzer.schema import empty_rows
+
+            connection.register("_empty_rows", empty_rows())
+            connection.execute("CREATE VIEW rows AS SELECT * FROM _empty_rows")
+        for name, file in (
+            ("files", FILES_FILE),
+            ("quarantine", QUARANTINE_FILE),
+            ("duplicates", DUPLICATES_FILE),
+        ):
+            connection.execute(
+                f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_quote(str(self.path / file))})"
+            )
+        for name in OPTIONAL_TABLES:
+            extra_table = self.path / f"{name}.parquet"
+            if extra_table.exists():
+                connection.execute(
+                    f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_quote(str(extra_table))})"
+                )
+        return connection
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def open_case(path: Path) -> Case:
+    """Open a case directory.
+
+    Raises:
+        CaseError: the directory is missing, is not a case, is incomplete, or was written by
+            an incompatible version.
+    """
+    if not path.is_dir():
+        raise CaseError("no such case directory", path=str(path))
+    meta_file = path / META_FILE
+    if not meta_file.is_file():
+        raise CaseError(
+            "not a complete culprit case (no case.json; run `culprit ingest` first)",
+            path=str(path),
+        )
+    try:
+        meta = CaseMeta.model_validate_json(meta_file.read_text())
+    except (ValidationError, ValueError) as exc:
+        first = str(exc).splitlines()[0]
+        raise CaseError(f"case.json is not valid: {first}", path=str(meta_file)) from None
+    if meta.format != CASE_FORMAT:
+        raise CaseError(
+            f"case format {meta.format!r} is not supported (this culprit reads {CASE_FORMAT!r})",
+            path=str(path),
+        )
+    for required in (FILES_FILE, QUARANTINE_FILE, DUPLICATES_FILE):
+        if not (path / required).is_file():
+            raise CaseError(f"case is incomplete: {required} is missing", path=str(path))
+    return Case(path, meta)

@@ -1,0 +1,248 @@
+"""Write a case directory atomically.
+
+Everything goes to a hidden temporary directory next to the target; ``commit`` removes
+duplicates, writes the inventory and ``case.json`` and only then renames the directory into
+place. An ingest that is killed half-way therefore never leaves something that looks like a
+complete case (a stale temporary directory is cleaned up by the next run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, Final
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from analyzer.case.layout import (
+    DUPLICATES_FILE,
+    DUPLICATES_SCHEMA,
+    FILES_FILE,
+    FILES_SCHEMA,
+    META_FILE,
+    QUARANTINE_FILE,
+    QUARANTINE_SCHEMA,
+    ROWS_DIR,
+    CaseMeta,
+)
+from analyzer.errors import CaseError
+from analyzer.ingest.base import Issue
+from analyzer.schema import CANONICAL_SCHEMA
+
+ROW_GROUP_ROWS: Final = 131_072
+PART_ROWS: Final = 4_000_000
+_ISSUE_BATCH: Final = 65_536
+_COMPRESSION: Final = {"compression": "zstd", "compression_level": 1}
+
+
+class CaseWriter:
+    """Accumulates rows, issues and the inventory of one ingest, then commits the case.
+
+    Args:
+        target: the case directory to create (replaced on commit if it exists).
+        part_rows: rows per ``rows/part-*.parquet`` file.
+        row_group_rows: rows per Parquet row group.
+    """
+
+    def __init__(
+        self, target: Path, *, part_rows: int = PART_ROWS, row_group_rows: int = ROW_GROUP_ROWS
+    ) -> None:
+        self.target = target
+        self.staging = target.parent / f".{target.name}.partial"
+        self._part_rows = part_rows
+        self._group_rows = row_group_rows
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if self.staging.exists():
+                shutil.rmtree(self.staging)  # left over by an interrupted run
+            (self.staging / ROWS_DIR).mkdir(parents=True)
+        except OSError as exc:
+            raise CaseError(f"cannot create the case directory: {exc}", path=str(target)) from None
+        self._part_index = -1
+        self._part_writer: pq.ParquetWriter | None = None
+        self._part_count = 0
+        self._part_files: list[set[int]] = []
+        self._buffer: list[pa.Table] = []
+        self._buffered = 0
+        self._keys: list[pl.DataFrame] = []
+        self._issues: list[dict[str, Any]] = []
+        self._issue_writer: pq.ParquetWriter | None = None
+        self.files: list[dict[str, Any]] = []
+
+    # -- rows ---------------------------------------------------------------------------------
+
+    def add_rows(self, table: pa.Table, dedup_keys: pl.DataFrame | None = None) -> None:
+        """Append canonical rows; ``dedup_keys`` (row_id, a, b) marks de-duplicable rows."""
+        if table.num_rows == 0:
+            return
+        if self._part_writer is None or self._part_count >= self._part_rows:
+            self._roll_part()
+        self._buffer.append(table)
+        self._buffered += table.num_rows
+        self._part_count += table.num_rows
+        file_ids = pc.unique(table.column("file_id")).to_pylist()
+        self._part_files[self._part_index].update(file_ids)
+        if dedup_keys is not None and dedup_keys.height:
+            self._keys.append(dedup_keys)
+        if self._buffered >= self._group_rows:
+            self._flush_rows()
+
+    def _flush_rows(self) -> None:
+        if not self._buffer or self._part_writer is None:
+            return
+        merged = pa.concat_tables(self._buffer).combine_chunks()
+        self._part_writer.write_table(merged, row_group_size=self._group_rows)
+        self._buffer, self._buffered = [], 0
+
+    def _roll_part(self) -> None:
+        self._flush_rows()
+        if self._part_writer is not None:
+            self._part_writer.close()
+        self._part_index += 1
+        self._part_count = 0
+        self._part_files.append(set())
+        self._part_writer = pq.ParquetWriter(
+            self._part_path(self.staging, self._part_index), CANONICAL_SCHEMA, **_COMPRESSION
+        )
+
+    @staticmethod
+    def _part_path(root: Path, index: int) -> Path:
+        return root / ROWS_DIR / f"part-{index:05d}.parquet"
+
+    # -- issues and inventory -----------------------------------------------------------------
+
+    def add_issues(self, file_id: int, path: str, issues: Iterable[Issue]) -> None:
+        """Record quarantine entries of one file."""
+        for issue in issues:
+            self._issues.append(
+                {
+                    "file_id": file_id,
+                    "path": path,
+                    "line": issue.line,
+                    "offset": issue.offset,
+                    "kind": issue.kind,
+                    "reason": issue.reason,
+                    "raw": issue.raw,
+                }
+            )
+        if len(self._issues) >= _ISSUE_BATCH:
+            self._flush_issues()
+
+    def _flush_issues(self) -> None:
+        if not self._issues:
+            return
+        if self._issue_writer is None:
+            self._issue_writer = pq.ParquetWriter(
+                self.staging / QUARANTINE_FILE, QUARANTINE_SCHEMA, **_COMPRESSION
+            )
+        table = pa.Table.from_pylist(self._issues, schema=QUARANTINE_SCHEMA)
+        self._issue_writer.write_table(table)
+        self._issues = []
+
+    def add_file(self, record: dict[str, Any]) -> None:
+        """Add (or, for a path already listed, update) an inventory record."""
+        self.files.append(record)
+
+    # -- commit -------------------------------------------------------------------------------
+
+    def commit(self, build_meta: Callable[[list[dict[str, Any]]], CaseMeta]) -> CaseMeta:
+        """De-duplicate, write inventory and metadata, and move the case into place.
+
+        ``build_meta`` receives the final inventory records (after de-duplication).
+        """
+        self._flush_rows()
+        if self._part_writer is not None:
+            self._part_writer.close()
+            self._part_writer = None
+        self._remove_duplicates()
+        self._flush_issues()
+        if self._issue_writer is None:
+            pq.write_table(QUARANTINE_SCHEMA.empty_table(), self.staging / QUARANTINE_FILE)
+        else:
+            self._issue_writer.close()
+        files = pa.Table.from_pylist(self.files, schema=FILES_SCHEMA)
+        pq.write_table(files, self.staging / FILES_FILE, **_COMPRESSION)
+        meta = build_meta(self.files)
+        (self.staging / META_FILE).write_text(meta.model_dump_json(indent=2) + "\n")
+        self._swap_into_place()
+        return meta
+
+    def abort(self) -> None:
+        """Throw away everything written so far."""
+        for writer in (self._part_writer, self._issue_writer):
+            if writer is not None:
+                with contextlib.suppress(Exception):
+                    writer.close()
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+    def _swap_into_place(self) -> None:
+        old = self.target.parent / f".{self.target.name}.old-{os.getpid()}"
+        if self.target.exists():
+            self.target.replace(old)
+        self.staging.replace(self.target)
+        shutil.rmtree(old, ignore_errors=True)
+
+    def _remove_duplicates(self) -> None:
+        """Drop rows whose de-duplication key was seen before; list them in duplicates.parquet.
+
+        Only the small key table is held in memory; a part file is rewritten only when it
+        holds a duplicate.
+        """
+        dropped = pl.DataFrame(schema={"row_id": pl.Int64, "kept_row_id": pl.Int64})
+        if self._keys:
+            keys = pl.concat(self._keys)
+            keys = keys.with_columns(pl.col("row_id").first().over("a", "b").alias("kept_row_id"))
+            dropped = keys.filter(pl.col("row_id") != pl.col("kept_row_id")).select(
+                "row_id", "kept_row_id"
+            )
+            self._keys = []
+        tables = []
+        if dropped.height:
+            drop_files = set((dropped["row_id"] // (1 << 32)).unique().to_list())
+            for index, file_ids in enumerate(self._part_files):
+                if file_ids & drop_files:
+                    tables.append(self._rewrite_part(index, dropped))
+        removed = (
+            pl.concat(tables)
+            if tables
+            else pl.DataFrame(schema=dict(zip(DUPLICATES_SCHEMA.names, _DUP_TYPES, strict=True)))
+        )
+        pq.write_table(removed.to_arrow().cast(DUPLICATES_SCHEMA), self.staging / DUPLICATES_FILE)
+        if removed.height:
+            per_file = dict(removed.group_by("file_id").len().iter_rows())
+            for record in self.files:
+                count = per_file.get(record["file_id"], 0)
+                if count:
+                    record["duplicates"] = count
+                    record["rows"] -= count
+
+    def _rewrite_part(self, index: int, dropped: pl.DataFrame) -> pl.DataFrame:
+        path = self._part_path(self.staging, index)
+        table = pl.from_arrow(pq.read_table(path))
+        assert isinstance(table, pl.DataFrame)
+        gone = table.join(dropped, on="row_id", how="inner")
+        kept = table.join(dropped, on="row_id", how="anti")
+        temporary = path.with_suffix(".rewrite")
+        pq.write_table(
+            kept.to_arrow().cast(CANONICAL_SCHEMA),
+            temporary,
+            row_group_size=self._group_rows,
+            **_COMPRESSION,
+        )
+        temporary.replace(path)
+        return gone.select(
+            pl.col("file_id"),
+            pl.col("line"),
+            pl.col("offset"),
+            pl.col("insert_id"),
+            pl.col("kept_row_id"),
+        )
+
+
+_DUP_TYPES: Final = (pl.Int32, pl.Int32, pl.Int64, pl.String, pl.Int64)

@@ -1,0 +1,366 @@
+"""The ``culprit`` command: a thin typer client of :mod:`analyzer.api`.
+
+Each command parses its arguments, makes one API call and renders the result. Errors raised on
+purpose by the library (:class:`analyzer.errors.AnalyzerError`) become one line on stderr and
+exit code 2; anything else is a bug and says so (``--debug`` shows the traceback). Heavy
+libraries are imported inside the commands so ``culprit --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from rich.console import Console
+
+    from analyzer.case.info import CaseInfo
+
+EXIT_ERROR: Final = 2
+EXIT_BUG: Final = 3
+
+app = typer.Typer(
+    name="culprit",
+    help="Offline log forensics for large ML training incidents.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+case_app = typer.Typer(help="Look at a case.", no_args_is_help=True)
+app.add_typer(case_app, name="case")
+
+_state: dict[str, bool] = {"debug": False}
+
+
+def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+
+
+def _fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
+    sys.stderr.write(f"culprit: error: {message}\n")
+    raise typer.Exit(code)
+
+
+def _run(action: Any) -> Any:
+    """Call ``action`` and turn library errors into one line and an exit code."""
+    from analyzer.errors import AnalyzerError
+
+    try:
+        return action()
+    except AnalyzerError as exc:
+        _fail(str(exc))
+    except KeyboardInterrupt:
+        sys.stderr.write("culprit: interrupted\n")
+        raise typer.Exit(130) from None
+    except (typer.Exit, typer.Abort):
+        raise
+    except Exception as exc:
+        if _state["debug"]:
+            raise
+        _fail(
+            f"internal error: {type(exc).__name__}: {exc} (a bug in culprit; rerun with --debug "
+            "for the traceback)",
+            EXIT_BUG,
+        )
+
+
+@app.callback()
+def _main(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show tracebacks of internal errors.")
+    ] = False,
+) -> None:
+    _state["debug"] = debug
+
+
+@app.command()
+def version() -> None:
+    """Print culprit's version."""
+    from analyzer import __version__
+
+    typer.echo(__version__)
+
+
+@app.command()
+def ingest(
+    bundle: Annotated[
+        list[Path],
+        typer.Argument(help="Directories, archives (.tar, .tar.gz, .tar.zst, .zip) or log files."),
+    ],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Case directory to write.")],
+    year: Annotated[
+        int | None, typer.Option(help="Year of timestamps that carry none (klog/absl MMDD).")
+    ] = None,
+    tz: Annotated[
+        str | None,
+        typer.Option(help="Zone of local timestamps without an offset (IANA name or +HH:MM)."),
+    ] = None,
+    reader: Annotated[
+        str | None, typer.Option(help="Use this reader for every file instead of detecting.")
+    ] = None,
+    max_expansion: Annotated[
+        float, typer.Option(help="Refuse a compressed stream expanding more than this ratio.")
+    ] = 200.0,
+    max_bytes: Annotated[
+        int | None,
+        typer.Option(help="Stop when the bundle decodes to more bytes than this in total."),
+    ] = None,
+    max_line_bytes: Annotated[
+        int, typer.Option(help="Keep at most this many bytes of one line.")
+    ] = 1 << 20,
+    force: Annotated[bool, typer.Option(help="Ingest even if the case is up to date.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Ingest a bundle into a case directory.
+
+    Example: culprit ingest incident.tar.zst -o /tmp/case
+    """
+    from analyzer import api
+
+    options = api.ReadOptions(year=year, tz=tz, max_line_bytes=max_line_bytes)
+    limits = api.BundleLimits(max_ratio=max_expansion, max_total_bytes=max_bytes)
+    started = time.perf_counter()
+    with _ProgressBar(enabled=not quiet) as progress:
+        result = _run(
+            lambda: api.ingest(
+                bundle,
+                out,
+                options=options,
+                limits=limits,
+                reader=reader,
+                force=force,
+                progress=progress,
+            )
+        )
+    elapsed = time.perf_counter() - started
+    console = _console()
+    counts = result.meta.counts
+    if result.reused:
+        console.print(
+            f"{out}: up to date ({counts.rows:,} rows); nothing to do (--force re-ingests)"
+        )
+        return
+    console.print(
+        f"{out}: {counts.files:,} files, {counts.records:,} records -> {counts.rows:,} rows "
+        f"({counts.folded:,} folded, {counts.blank:,} blank, {counts.quarantined:,} quarantined, "
+        f"{counts.duplicates:,} duplicates) in {elapsed:.1f} s"
+    )
+    problems = counts.files_refused + counts.files_partial + counts.files_unrecognized
+    if problems or counts.quarantined or counts.repaired:
+        console.print(
+            f"warning: {counts.files_refused} refused, {counts.files_partial} partly read, "
+            f"{counts.files_unrecognized} unrecognized files; {counts.quarantined:,} records "
+            f"quarantined, {counts.repaired:,} repaired; see `culprit case info {out}`",
+            style="yellow",
+        )
+
+
+@case_app.command("info")
+def case_info(
+    case: Annotated[Path, typer.Argument(help="A case directory.")],
+    output: Annotated[str, typer.Option("--format", help="table or json.")] = "table",
+    hosts: Annotated[int, typer.Option(help="How many hosts to list.")] = 20,
+) -> None:
+    """Counts per source, reader, severity and host; quarantine; files not fully read.
+
+    Example: culprit case info /tmp/case
+    """
+    from analyzer import api
+
+    if output not in ("table", "json"):
+        _fail("--format must be table or json")
+    info: CaseInfo = _run(lambda: api.case_info(case, top_hosts=hosts))
+    if output == "json":
+        typer.echo(info.model_dump_json(indent=2))
+        return
+    _render_info(info)
+
+
+def _render_info(info: CaseInfo) -> None:
+    from rich.table import Table
+
+    console = _console()
+    meta = info.meta
+    counts = meta.counts
+    console.print(f"[bold]{info.path}[/bold]  culprit {meta.tool_version}")
+    console.print(
+        f"files {counts.files:,} (read {counts.files_read:,}, unrecognized "
+        f"{counts.files_unrecognized:,}, refused {counts.files_refused:,}, partial "
+        f"{counts.files_partial:,})  records {counts.records:,} -> rows {counts.rows:,}  "
+        f"folded {counts.folded:,}  blank {counts.blank:,}  quarantined {counts.quarantined:,}  "
+        f"repaired {counts.repaired:,}  duplicates {counts.duplicates:,}"
+    )
+    console.print(
+        f"time range {meta.first_ts or '-'} .. {meta.last_ts or '-'}  hosts {info.hosts:,}"
+    )
+    _print_table(console, Table, "Rows by source and reader", info.by_source)
+    _print_table(console, Table, "Rows by severity", info.by_severity)
+    _print_table(console, Table, f"Rows by host ({info.hosts:,} hosts)", info.by_host)
+    if info.quarantine:
+        _print_table(console, Table, "Quarantine", info.quarantine)
+    if info.files_needing_attention:
+        _print_table(console, Table, "Files not fully read", info.files_needing_attention)
+    if info.unbalanced_files:
+        _print_table(console, Table, "Files whose counts do not balance", info.unbalanced_files)
+
+
+def _print_table(console: Console, table_type: Any, title: str, rows: list[dict[str, Any]]) -> None:
+    if not rows:
+        return
+    table = table_type(title=title, title_justify="left")
+    for column in rows[0]:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*[_cell(value) for value in row.values()])
+    console.print(table)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+@app.command()
+def query(
+    case: Annotated[Path, typer.Argument(help="A case directory.")],
+    sql: Annotated[
+        str, typer.Argument(help="SQL over the views rows, files, quarantine, duplicates.")
+    ],
+    output: Annotated[str, typer.Option("--format", help="table, csv, json or parquet.")] = "table",
+    out: Annotated[
+        Path | None, typer.Option("-o", "--out", help="Write here instead of stdout.")
+    ] = None,
+    max_rows: Annotated[int, typer.Option(help="Rows to show in a table.")] = 100,
+) -> None:
+    """Run SQL (DuckDB) over a case.
+
+    Example: culprit query /tmp/case "SELECT host, count(*) FROM rows GROUP BY host"
+    """
+    from analyzer import api
+
+    if output not in ("table", "csv", "json", "parquet"):
+        _fail("--format must be table, csv, json or parquet")
+    if output == "parquet" and out is None:
+        _fail("--format parquet needs -o FILE")
+    table = _run(lambda: api.query(case, sql))
+    _write_table(table, output, out, max_rows)
+
+
+def _text_times(table: pa.Table) -> pa.Table:
+    """Timestamps as ISO 8601 text with all nine fractional digits (Python datetimes would
+    drop the nanoseconds citations rely on)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for index, field in enumerate(table.schema):
+        if pa.types.is_timestamp(field.type):
+            utc = table.column(index).cast(pa.timestamp(field.type.unit, tz="UTC"))
+            text = pc.strftime(utc, format="%Y-%m-%dT%H:%M:%SZ")
+            table = table.set_column(index, field.name, text)
+    return table
+
+
+def _write_table(table: pa.Table, output: str, out: Path | None, max_rows: int) -> None:
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    if output == "parquet":
+        assert out is not None
+        pq.write_table(table, out)
+        return
+    table = _text_times(table)
+    if output == "csv":
+        if out is not None:
+            pacsv.write_csv(table, out)
+        else:
+            import io
+
+            buffer = io.BytesIO()
+            pacsv.write_csv(table, buffer)
+            sys.stdout.write(buffer.getvalue().decode())
+        return
+    if output == "json":
+        text = "\n".join(json.dumps(row, default=str) for row in table.to_pylist())
+        if out is not None:
+            out.write_text(text + "\n")
+        else:
+            typer.echo(text)
+        return
+    from rich.table import Table
+
+    console = _console()
+    shown = table.slice(0, max_rows)
+    grid = Table(show_lines=False)
+    for name in table.column_names:
+        grid.add_column(name, overflow="fold")
+    for row in shown.to_pylist():
+        grid.add_row(*[_cell(value) for value in row.values()])
+    console.print(grid)
+    if table.num_rows > max_rows:
+        console.print(f"... {table.num_rows - max_rows:,} more rows (--max-rows, or --format csv)")
+
+
+class _ProgressBar:
+    """Rich progress for the ingest pipeline (implements its Progress protocol)."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TransferSpeedColumn,
+        )
+
+        console = _console(stderr=True)
+        self._progress = Progress(
+            TextColumn("{task.description}", style="cyan"),
+            BarColumn(),
+            DownloadColumn(),
+            TransferSpeedColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=not enabled or not console.is_terminal,
+        )
+        self._task: Any = None
+
+    def __enter__(self) -> _ProgressBar:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def start(self, total: int | None) -> None:
+        self._task = self._progress.add_task("ingest", total=total)
+
+    def file(self, path: str) -> None:
+        if self._task is not None:
+            shown = path if len(path) <= 48 else "…" + path[-47:]
+            self._progress.update(self._task, description=shown)
+
+    def advance(self, stored_bytes: int) -> None:
+        if self._task is not None:
+            self._progress.advance(self._task, stored_bytes)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

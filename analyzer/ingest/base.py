@@ -1,0 +1,147 @@
+"""What every reader shares: the reader protocol, read options and the per-file context.
+
+A reader answers two questions, plaso-style: ``sniff`` ("is this file mine, and how sure am
+I?", from the first bytes only) and ``read`` (stream the file as polars frames holding the
+canonical columns). Provenance columns ``row_id`` and ``file_id`` are added by the ingest
+pipeline, never by a reader. Everything a reader cannot turn into a row goes through the
+:class:`ReadContext` into quarantine, with the file, line, offset and a reason.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar, Final, Literal, Protocol
+
+import polars as pl
+
+from analyzer.streams import Content
+
+#: Bytes of decoded content a reader's ``sniff`` gets to look at.
+SNIFF_BYTES: Final = 64 << 10
+
+#: Quarantine entry kinds. ``dropped``: an input record that produced no row. ``kept``: the
+#: record produced a row, but something had to be repaired or cut (the reason says what).
+#: ``file``: a problem with the file as a whole (truncated stream, refused member).
+IssueKind = Literal["dropped", "kept", "file"]
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """Knobs shared by all readers.
+
+    Args:
+        year: year for timestamps that carry none (klog/absl ``MMDD``); inferred when ``None``.
+        tz: zone of timestamps written in local time without an offset (IANA name or
+            ``+08:00``); ``UTC`` when ``None``.
+        max_line_bytes: a longer line keeps only this many bytes (and is quarantined as cut).
+        chunk_bytes: how much decoded text a reader handles at once; bounds memory.
+        max_record_lines: a multi-line record (traceback) is split after this many lines.
+        max_record_bytes: ...or after this many bytes.
+    """
+
+    year: int | None = None
+    tz: str | None = None
+    max_line_bytes: int = 1 << 20
+    chunk_bytes: int = 16 << 20
+    max_record_lines: int = 500
+    max_record_bytes: int = 256 << 10
+
+
+@dataclass
+class FileCounts:
+    """Accounting for one file: ``records == rows + folded + blank + dropped + duplicates``.
+
+    ``records`` are the framing units of the file: lines for line-oriented formats, elements
+    for a JSON array, data rows for a CSV. ``folded`` records were joined into the row of the
+    record before them (traceback lines); ``blank`` records were empty lines between records.
+    """
+
+    records: int = 0
+    rows: int = 0
+    folded: int = 0
+    blank: int = 0
+    dropped: int = 0
+    duplicates: int = 0
+    repaired: int = 0
+
+    def balanced(self) -> bool:
+        """Whether every input record is accounted for."""
+        accounted = self.rows + self.folded + self.blank + self.dropped + self.duplicates
+        return self.records == accounted
+
+
+@dataclass
+class Issue:
+    """One quarantine entry."""
+
+    kind: IssueKind
+    line: int
+    offset: int
+    reason: str
+    raw: bytes | None = None
+
+
+@dataclass
+class ReadContext:
+    """Per-file state handed to a reader.
+
+    Args:
+        path: bundle-relative path of the file (for messages).
+        options: the read options of this ingest run.
+        mtime: modification time of the member, a fallback anchor for year inference.
+    """
+
+    path: str
+    options: ReadOptions = field(default_factory=ReadOptions)
+    mtime: float | None = None
+    counts: FileCounts = field(default_factory=FileCounts)
+    issues: list[Issue] = field(default_factory=list)
+
+    def drop(self, line: int, offset: int, reason: str, raw: bytes | None = None) -> None:
+        """Quarantine an input record that produces no row."""
+        self.counts.dropped += 1
+        self.issues.append(Issue("dropped", line, offset, reason, raw))
+
+    def repaired(self, line: int, offset: int, reason: str) -> None:
+        """Note a record that produced a row only after a repair (the row exists)."""
+        self.counts.repaired += 1
+        self.issues.append(Issue("kept", line, offset, reason))
+
+    def file_issue(self, reason: str, *, line: int = 0, offset: int = 0) -> None:
+        """Note a problem with the file as a whole."""
+        self.issues.append(Issue("file", line, offset, reason))
+
+    def take_issues(self) -> list[Issue]:
+        """Hand over and forget the issues gathered so far (keeps memory bounded)."""
+        issues, self.issues = self.issues, []
+        return issues
+
+    def anchor_date(self) -> dt.date:
+        """A date near the logs, for year inference when nothing better is known."""
+        if self.mtime is not None:
+            return dt.datetime.fromtimestamp(self.mtime, tz=dt.UTC).date()
+        return dt.datetime.now(tz=dt.UTC).date()
+
+
+class Reader(Protocol):
+    """A format reader. Registered in :data:`analyzer.ingest.detect.READERS`."""
+
+    #: Stable reader family name, e.g. ``cloud_logging``.
+    name: ClassVar[str]
+    #: The canonical ``source`` of its rows.
+    source: ClassVar[str]
+
+    def sniff(self, head: bytes, path: str) -> float:
+        """Confidence in [0, 1] that the file is in this reader's format."""
+        ...
+
+    def read(self, content: Content, ctx: ReadContext) -> Iterator[pl.DataFrame]:
+        """Stream the file as frames with canonical columns (no ``row_id``/``file_id``).
+
+        Readers set ``line`` and ``offset`` for every row and count every record in
+        ``ctx.counts``. An optional ``_dedup_key`` (UInt64) column marks rows that may be
+        duplicates of rows elsewhere in the bundle.
+        """
+        ...

@@ -1,0 +1,574 @@
+"""The ``cloud_logging`` reader: Google Cloud Logging exports.
+
+Three framings of the same LogEntry (formats.md §1):
+
+* ``cloud_logging.jsonl``: one entry per line (Log Router sink objects on Cloud Storage,
+  ``LOG_ID/YYYY/MM/DD/HH:00:00_HH:59:59_S0.json``; also BigQuery/Log Analytics JSON exports);
+* ``cloud_logging.json_array``: ``gcloud logging read --format=json``, one (possibly huge,
+  newest-first) array, streamed element by element;
+* ``cloud_logging.csv``: Logs Explorer downloads, dotted column names mapped back to entries.
+
+Entries are parsed by DuckDB's JSON functions in bulk (one parse per entry, many paths), and
+every field of the canonical row is derived with polars expressions following formats.md §1.8.
+The in-line prefix of ``textPayload`` (klog/absl/Python level) decides the severity, because
+GKE stamps every stderr line ERROR; the entry's own severity is kept in ``extra``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Iterator
+from typing import ClassVar, Final
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from analyzer.ingest import grammars
+from analyzer.ingest.base import SNIFF_BYTES, ReadContext
+from analyzer.ingest.extra import compact_json
+from analyzer.ingest.framing import BOM, iter_line_chunks
+from analyzer.ingest.jsonarray import iter_elements
+from analyzer.ingest.timestamps import check_tz, rfc3339
+from analyzer.schema import host_expr, severity_expr
+from analyzer.streams import Content
+
+_LABEL_SPELLINGS: Final = {
+    # kubectl form -> Cloud Logging form, BigQuery sink form
+    "compute.googleapis.com/resource_name": ("compute_googleapis_com_resource_name",),
+    "jobset.sigs.k8s.io/jobset-name": (
+        "k8s-pod/jobset_sigs_k8s_io/jobset-name",
+        "k8s_pod_jobset_sigs_k8s_io_jobset_name",
+    ),
+    "jobset.sigs.k8s.io/job-index": (
+        "k8s-pod/jobset_sigs_k8s_io/job-index",
+        "k8s_pod_jobset_sigs_k8s_io_job_index",
+    ),
+    "jobset.sigs.k8s.io/restart-attempt": (
+        "k8s-pod/jobset_sigs_k8s_io/restart-attempt",
+        "k8s_pod_jobset_sigs_k8s_io_restart_attempt",
+    ),
+    "batch.kubernetes.io/job-completion-index": (
+        "k8s-pod/batch_kubernetes_io/job-completion-index",
+        "k8s_pod_batch_kubernetes_io_job_completion_index",
+    ),
+    "batch.kubernetes.io/job-name": (
+        "k8s-pod/batch_kubernetes_io/job-name",
+        "k8s_pod_batch_kubernetes_io_job_name",
+        "k8s-pod/job-name",
+    ),
+    "logging.gke.io/top_level_controller_name": ("logging_gke_io_top_level_controller_name",),
+    "container.googleapis.com/pod_name": ("container_googleapis_com_pod_name",),
+    "container.googleapis.com/namespace_name": ("container_googleapis_com_namespace_name",),
+}
+
+
+def _label(key: str) -> list[str]:
+    spellings = (key, *_LABEL_SPELLINGS[key])
+    return [f'$.labels."{spelling}"' for spelling in spellings]
+
+
+#: Scalar fields taken from every entry: name -> JSON paths tried in order (LogEntry camelCase
+#: first, then the snake_case of Log Analytics).
+_FIELDS: Final[dict[str, list[str]]] = {
+    "timestamp": ["$.timestamp"],
+    "receive": ["$.receiveTimestamp", "$.receive_timestamp"],
+    "severity": ["$.severity"],
+    "insert_id": ["$.insertId", "$.insert_id"],
+    "log_name": ["$.logName", "$.log_name"],
+    "trace": ["$.trace"],
+    "text_payload": ["$.textPayload", "$.text_payload"],
+    "rtype": ["$.resource.type"],
+    "r_pod": ["$.resource.labels.pod_name", *_label("container.googleapis.com/pod_name")],
+    "r_container": ["$.resource.labels.container_name"],
+    "r_namespace": [
+        "$.resource.labels.namespace_name",
+        *_label("container.googleapis.com/namespace_name"),
+    ],
+    "r_node": ["$.resource.labels.node_name"],
+    "r_node_id": ["$.resource.labels.node_id"],
+    "r_worker_id": ["$.resource.labels.worker_id"],
+    "l_resource_name": _label("compute.googleapis.com/resource_name"),
+    "l_jobset": _label("jobset.sigs.k8s.io/jobset-name"),
+    "l_job_index": _label("jobset.sigs.k8s.io/job-index"),
+    "l_restart": _label("jobset.sigs.k8s.io/restart-attempt"),
+    "l_completion": _label("batch.kubernetes.io/job-completion-index"),
+    "l_job_name": _label("batch.kubernetes.io/job-name"),
+    "l_controller": _label("logging.gke.io/top_level_controller_name"),
+    "j_message": ["$.jsonPayload.message", "$.json_payload.message"],
+    "j_MESSAGE": ["$.jsonPayload.MESSAGE", "$.json_payload.MESSAGE"],
+    "j_msg": ["$.jsonPayload.msg", "$.jsonPayload.log"],
+    "j_severity": ["$.jsonPayload.severity", "$.jsonPayload.level"],
+    "j_priority": ["$.jsonPayload.PRIORITY"],
+    "j_hostname": ["$.jsonPayload._HOSTNAME", "$.jsonPayload.hostname"],
+    "j_ident": ["$.jsonPayload.SYSLOG_IDENTIFIER"],
+    "j_reason": ["$.jsonPayload.reason"],
+    "j_kind": ["$.jsonPayload.kind"],
+    "j_source_host": ["$.jsonPayload.source.host"],
+    "j_obj_kind": ["$.jsonPayload.involvedObject.kind"],
+    "j_obj_name": ["$.jsonPayload.involvedObject.name"],
+    "j_obj_namespace": ["$.jsonPayload.involvedObject.namespace"],
+    "j_obj_field": ["$.jsonPayload.involvedObject.fieldPath"],
+    "j_legacy_subtype": ["$.jsonPayload.event_subtype"],
+    "j_legacy_resource": ["$.jsonPayload.resource.name"],
+    "p_method": ["$.protoPayload.methodName"],
+    "p_resource": ["$.protoPayload.resourceName"],
+    "p_status": ["$.protoPayload.status.message"],
+    "src_file": ["$.sourceLocation.file"],
+    "src_line": ["$.sourceLocation.line"],
+}
+
+#: Sub-objects kept verbatim in ``extra``.
+_RAW: Final[dict[str, list[str]]] = {
+    "resource": ["$.resource"],
+    "labels": ["$.labels"],
+    "jsonPayload": ["$.jsonPayload", "$.json_payload"],
+    "protoPayload": ["$.protoPayload", "$.proto_payload"],
+    "operation": ["$.operation"],
+    "sourceLocation": ["$.sourceLocation"],
+    "split": ["$.split"],
+    "httpRequest": ["$.httpRequest"],
+}
+
+_GCS_OBJECT: Final = re.compile(
+    r"/\d{4}/\d{2}/\d{2}/\d{2}:00:00_\d{2}:59:59_[SA]\d+\.json(?:\.gz)?$"
+)
+_POD_NAME: Final = r"^(?P<base>.+)-(?P<job>\d+)-(?P<idx>\d+)-(?P<sfx>[a-z0-9]{5})$"
+_CSV_LIMIT: Final = 512 << 20
+
+
+def _sql_list(paths: list[str]) -> str:
+    return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
+
+
+def _flatten(spec: dict[str, list[str]]) -> tuple[list[str], dict[str, list[int]]]:
+    paths: list[str] = []
+    index: dict[str, list[int]] = {}
+    for name, alternatives in spec.items():
+        index[name] = []
+        for path in alternatives:
+            index[name].append(len(paths))
+            paths.append(path)
+    return paths, index
+
+
+_FIELD_PATHS, _FIELD_INDEX = _flatten(_FIELDS)
+_RAW_PATHS, _RAW_INDEX = _flatten(_RAW)
+_EXTRACT_SQL: Final = f"""
+SELECT
+    json_valid(text) AS valid,
+    try(json_type(text)) AS kind,
+    try(json_extract_string(text, {_sql_list(_FIELD_PATHS)})) AS f,
+    try(CAST(json_extract(text, {_sql_list(_RAW_PATHS)}) AS VARCHAR[])) AS r
+FROM entries
+"""
+
+
+class CloudLoggingReader:
+    """Cloud Logging exports (see module docstring)."""
+
+    name: ClassVar[str] = "cloud_logging"
+    source: ClassVar[str] = "cloud_logging"
+
+    def sniff(self, head: bytes, path: str) -> float:
+        """High when the head holds LogEntry keys (or a CSV header of LogEntry columns)."""
+        text = head.removeprefix(BOM).lstrip()
+        bonus = 0.03 if _GCS_OBJECT.search(path) else 0.0
+        if text[:1] in (b"[", b"{"):
+            window = text[:SNIFF_BYTES]
+            has = {key: (b'"' + key + b'"') in window for key in _SNIFF_KEYS}
+            payload = has[b"textPayload"] or has[b"jsonPayload"] or has[b"protoPayload"]
+            if has[b"logName"] and (has[b"resource"] or has[b"insertId"]):
+                return 0.95 + bonus
+            if has[b"log_name"] and (has[b"text_payload"] or has[b"json_payload"]):
+                return 0.9
+            if has[b"timestamp"] and payload:
+                return 0.8 + bonus
+            return 0.0
+        first_line = text.split(b"\n", 1)[0].decode("utf-8", "replace")
+        columns = {c.strip().strip('"') for c in first_line.split(",")}
+        if "timestamp" in columns and columns & _CSV_MARKERS:
+            return 0.9
+        return 0.0
+
+    def read(self, content: Content, ctx: ReadContext) -> Iterator[pl.DataFrame]:
+        """Stream the entries of the file as canonical rows."""
+        head = content.head(SNIFF_BYTES).removeprefix(BOM).lstrip()
+        tz = check_tz(ctx.options.tz)
+        connection = duckdb.connect()
+        try:
+            if head[:1] == b"[":
+                for chunk in iter_elements(content, ctx):
+                    texts = pl.Series("text", chunk.texts, dtype=pl.String)
+                    yield from self._rows(
+                        connection, texts, chunk.lines, chunk.offsets, ctx, tz, "json_array"
+                    )
+            elif head[:1] == b"{" or not head:
+                yield from self._json_lines(connection, content, ctx, tz)
+            else:
+                yield from self._csv(connection, content, ctx, tz)
+        finally:
+            connection.close()
+
+    # -- framings ----------------------------------------------------------------------------
+
+    def _json_lines(
+        self, connection: duckdb.DuckDBPyConnection, content: Content, ctx: ReadContext, tz: str
+    ) -> Iterator[pl.DataFrame]:
+        for chunk in iter_line_chunks(content, ctx):
+            text, repaired = chunk.text()
+            lines = chunk.line_numbers
+            ctx.counts.records += len(chunk)
+            blank = (text.str.strip_chars().str.len_bytes() == 0).to_numpy()
+            keep = ~blank
+            ctx.counts.blank += int(blank.sum())
+            for index, length in chunk.oversize.items():
+                keep[index] = False
+                ctx.drop(
+                    int(lines[index]),
+                    int(chunk.offsets[index]),
+                    f"line is {length:,} bytes, longer than --max-line-bytes; not parsed",
+                    chunk.raw_line(index),
+                )
+            for index in np.flatnonzero(repaired & keep).tolist():
+                ctx.repaired(
+                    int(lines[index]),
+                    int(chunk.offsets[index]),
+                    "line is not valid UTF-8; invalid bytes were replaced by U+FFFD",
+                )
+            yield from self._rows(
+                connection, text.filter(keep), lines[keep], chunk.offsets[keep], ctx, tz, "jsonl"
+            )
+
+    def _csv(
+        self, connection: duckdb.DuckDBPyConnection, content: Content, ctx: ReadContext, tz: str
+    ) -> Iterator[pl.DataFrame]:
+        data = content.read(_CSV_LIMIT + 1)
+        if len(data) > _CSV_LIMIT:
+            ctx.file_issue(
+                f"CSV export is larger than {_CSV_LIMIT:,} bytes; only the start is read"
+            )
+            data = data[:_CSV_LIMIT]
+        skip = len(BOM) if data.startswith(BOM) else 0
+        text = data[skip:].decode("utf-8", "replace")
+        line_starts = np.concatenate(
+            [[0], np.flatnonzero(np.frombuffer(data[skip:], np.uint8) == 10) + 1]
+        )
+        reader = csv.reader(io.StringIO(text, newline=""))
+        header: list[str] | None = None
+        texts: list[str] = []
+        lines: list[int] = []
+        offsets: list[int] = []
+        previous_end = 0
+        for row in reader:
+            start_line = previous_end + 1
+            previous_end = reader.line_num
+            if header is None:
+                header = row
+                if "timestamp" not in header:
+                    ctx.file_issue("CSV header has no 'timestamp' column: rows get no time", line=1)
+                continue
+            ctx.counts.records += 1
+            offset = (
+                int(line_starts[start_line - 1]) + skip
+                if start_line - 1 < len(line_starts)
+                else len(data)
+            )
+            if not any(cell.strip() for cell in row):
+                ctx.counts.blank += 1
+                continue
+            if len(row) != len(header):
+                ctx.drop(
+                    start_line,
+                    offset,
+                    f"CSV row has {len(row)} fields but the header has {len(header)}",
+                    ",".join(row).encode()[:4096],
+                )
+                continue
+            texts.append(json.dumps(_entry_from_columns(header, row)))
+            lines.append(start_line)
+            offsets.append(offset)
+        if texts:
+            yield from self._rows(
+                connection,
+                pl.Series("text", texts, dtype=pl.String),
+                np.asarray(lines, dtype=np.int32),
+                np.asarray(offsets, dtype=np.int64),
+                ctx,
+                tz,
+                "csv",
+            )
+
+    # -- entries to rows ---------------------------------------------------------------------
+
+    def _rows(
+        self,
+        connection: duckdb.DuckDBPyConnection,
+        texts: pl.Series,
+        lines: np.ndarray,
+        offsets: np.ndarray,
+        ctx: ReadContext,
+        tz: str,
+        framing: str,
+    ) -> Iterator[pl.DataFrame]:
+        if texts.len() == 0:
+            return
+        entries = pa.table({"text": texts.to_arrow()})  # noqa: F841 - scanned by DuckDB by name
+        parsed = pl.from_arrow(connection.sql(_EXTRACT_SQL).to_arrow_table())
+        assert isinstance(parsed, pl.DataFrame)
+        frame = parsed.with_columns(
+            text=texts,
+            line=pl.Series(lines, dtype=pl.Int32),
+            offset=pl.Series(offsets, dtype=pl.Int64),
+        )
+        good = frame["valid"] & (frame["kind"] == "OBJECT")
+        bad = frame.filter(~good.fill_null(False))
+        for row in bad.select("line", "offset", "valid", "text").iter_rows():
+            line, offset, valid, text = row
+            reason = "not valid JSON" if not valid else "JSON value is not an object (LogEntry)"
+            ctx.drop(line, offset, reason, text.encode()[:4096])
+        frame = frame.filter(good.fill_null(False))
+        if frame.height == 0:
+            return
+        rows = _derive(frame, tz, ctx, framing)
+        ctx.counts.rows += rows.height
+        yield rows
+
+
+_SNIFF_KEYS: Final = (
+    b"logName",
+    b"resource",
+    b"insertId",
+    b"timestamp",
+    b"textPayload",
+    b"jsonPayload",
+    b"protoPayload",
+    b"log_name",
+    b"text_payload",
+    b"json_payload",
+)
+_CSV_MARKERS: Final = {
+    "textPayload",
+    "logName",
+    "insertId",
+    "severity",
+    "resource.type",
+    "jsonPayload.message",
+    "protoPayload.methodName",
+}
+
+
+def _entry_from_columns(header: list[str], row: list[str]) -> dict[str, object]:
+    """Rebuild a LogEntry from Logs Explorer's flattened CSV columns.
+
+    ``labels.*`` and ``resource.labels.*`` keys are label names that may contain dots, so only
+    the prefix is split; other dotted names nest at every dot.
+    """
+    entry: dict[str, object] = {}
+    for column, value in zip(header, row, strict=True):
+        if value == "":
+            continue
+        for prefix in ("resource.labels.", "labels."):
+            if column.startswith(prefix):
+                path = [*prefix.rstrip(".").split("."), column[len(prefix) :]]
+                break
+        else:
+            path = column.split(".")
+        node = entry
+        for part in path[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                break
+            node = child
+        else:
+            node[path[-1]] = value
+    return entry
+
+
+def _field(name: str) -> pl.Expr:
+    """First non-null of the alternative paths of a scalar field."""
+    return pl.coalesce([pl.col("f").list.get(i, null_on_oob=True) for i in _FIELD_INDEX[name]])
+
+
+def _raw(name: str) -> pl.Expr:
+    return pl.coalesce([pl.col("r").list.get(i, null_on_oob=True) for i in _RAW_INDEX[name]])
+
+
+def _derive(frame: pl.DataFrame, tz: str, ctx: ReadContext, framing: str) -> pl.DataFrame:
+    """Canonical rows from extracted LogEntry fields (formats.md §1.8)."""
+    frame = (
+        frame.rename({"text": "entry"})
+        .with_columns([_field(name).alias(name) for name in _FIELDS])
+        .with_columns([_raw(name).alias(f"raw_{name}") for name in _RAW])
+    )
+    envelope_ts = rfc3339(pl.col("timestamp"))
+    text_message = pl.col("text_payload").str.replace(r"\r?\n$", "")
+    is_event = (pl.col("j_kind") == "Event") | pl.col("log_name").str.ends_with("/events")
+    event_message = pl.when(is_event & pl.col("j_reason").is_not_null()).then(
+        pl.concat_str([pl.col("j_reason"), pl.lit(": "), pl.col("j_message").fill_null("")])
+    )
+    audit_message = (
+        pl.when(pl.col("p_status").is_not_null())
+        .then(pl.concat_str([pl.col("p_method"), pl.lit(": "), pl.col("p_status")]))
+        .otherwise(pl.col("p_method"))
+    )
+    legacy_message = pl.when(pl.col("j_legacy_subtype").is_not_null()).then(
+        pl.concat_str(
+            [pl.col("j_legacy_subtype"), pl.lit(" "), pl.col("j_legacy_resource")],
+            ignore_nulls=True,
+        )
+    )
+    message = pl.coalesce(
+        text_message,
+        event_message,
+        audit_message,
+        pl.col("j_message"),
+        pl.col("j_MESSAGE"),
+        pl.col("j_msg"),
+        legacy_message,
+        pl.col("raw_jsonPayload"),
+        pl.col("entry"),
+    )
+    frame = frame.with_columns(
+        message.alias("_message"),
+        envelope_ts.alias("_ts"),
+        pl.coalesce(envelope_ts, rfc3339(pl.col("receive"))).dt.date().alias("_anchor"),
+    )
+    anchor = ctx.anchor_date()
+    inner = grammars.parse_lines(
+        frame["_message"], anchor=frame["_anchor"].fill_null(anchor), tz=tz
+    )
+    frame = pl.concat([frame, inner.select(pl.all().name.prefix("in_"))], how="horizontal")
+    _note_bad_timestamps(frame, ctx)
+
+    pod = pl.coalesce(
+        pl.col("r_pod"), pl.when(pl.col("j_obj_kind") == "Pod").then(pl.col("j_obj_name"))
+    )
+    pod_parts = pod.str.extract_groups(_POD_NAME)
+    host = pl.coalesce(
+        pl.col("l_resource_name"),
+        pl.col("r_node"),
+        pl.col("j_hostname"),
+        pl.col("j_source_host"),
+        pl.when(pl.col("j_obj_kind") == "Node").then(pl.col("j_obj_name")),
+        pl.col("p_resource").str.extract(r"/instances/([^/]+)$", 1),
+        pl.when(pl.col("rtype") == "tpu_worker").then(
+            pl.concat_str([pl.col("r_node_id"), pl.lit("-w-"), pl.col("r_worker_id")])
+        ),
+        pl.col("j_legacy_resource"),
+        pl.col("in_host"),
+    )
+    payload_level = severity_expr(pl.col("in_level"))
+    json_level = severity_expr(pl.col("j_severity"))
+    priority_level = severity_expr(pl.col("j_priority"))
+    entry_level = severity_expr(pl.col("severity"))
+    stream_log = pl.col("log_name").str.contains(r"/logs/(?:stdout|stderr)$")
+    origin = (
+        pl.when(payload_level.is_not_null())
+        .then(pl.lit("payload"))
+        .when(json_level.is_not_null())
+        .then(pl.lit("json"))
+        .when(priority_level.is_not_null())
+        .then(pl.lit("priority"))
+        .when(entry_level.is_not_null() & stream_log)
+        .then(pl.lit("stream_default"))
+        .when(entry_level.is_not_null())
+        .then(pl.lit("entry"))
+    )
+    ts = pl.coalesce(pl.col("_ts"), pl.col("in_ts"), rfc3339(pl.col("receive")))
+    quality = (
+        pl.when(pl.col("_ts").is_not_null())
+        .then(pl.lit("exact"))
+        .when(pl.col("in_ts").is_not_null())
+        .then(pl.col("in_ts_quality"))
+        .when(ts.is_not_null())
+        .then(pl.lit("exact"))
+    )
+    source_location = pl.when(pl.col("src_file").is_not_null()).then(
+        pl.concat_str([pl.col("src_file"), pl.lit(":"), pl.col("src_line")], ignore_nulls=True)
+    )
+    logger = pl.coalesce(
+        pl.col("in_logger"),
+        pl.col("j_ident"),
+        pl.when(is_event).then(pl.col("j_reason")),
+        pl.col("p_method"),
+        source_location,
+    )
+    container = pl.coalesce(
+        pl.col("r_container"),
+        pl.col("j_obj_field").str.extract(r"spec\.(?:initContainers|containers)\{([^}]+)\}", 1),
+        pl.col("in_container"),
+    )
+    dedup_text = pl.concat_str(
+        [pl.col("log_name").fill_null(""), pl.col("timestamp").fill_null(""), pl.col("insert_id")],
+        separator="|",
+    )
+    return frame.select(
+        pl.col("line"),
+        pl.col("offset"),
+        pl.lit("cloud_logging").alias("source"),
+        pl.lit(f"cloud_logging.{framing}").alias("reader"),
+        ts.alias("ts"),
+        quality.alias("ts_quality"),
+        pl.coalesce(payload_level, json_level, priority_level, entry_level).alias("severity"),
+        host_expr(host).alias("host"),
+        pod.alias("pod"),
+        container.alias("container"),
+        pl.coalesce(pl.col("r_namespace"), pl.col("j_obj_namespace")).alias("namespace"),
+        pl.coalesce(
+            pl.col("l_jobset"),
+            pl.col("l_controller"),
+            pl.col("l_job_name"),
+            pod_parts.struct.field("base"),
+        ).alias("workload"),
+        pl.coalesce(
+            pl.col("l_completion"),
+            pod_parts.struct.field("idx"),
+            pl.col("r_worker_id"),
+            pl.col("in_rank").cast(pl.String),
+        )
+        .cast(pl.Int32, strict=False)
+        .alias("worker"),
+        pl.coalesce(pl.col("l_job_index"), pod_parts.struct.field("job"))
+        .cast(pl.Int32, strict=False)
+        .alias("slice"),
+        pl.col("l_restart").cast(pl.Int32, strict=False).alias("attempt"),
+        logger.alias("logger"),
+        pl.col("in_message").alias("message"),
+        compact_json(
+            {
+                "logName": pl.col("log_name"),
+                "severity": pl.col("severity"),
+                "severity_origin": origin,
+                "receiveTimestamp": pl.col("receive"),
+                "payload_ts": pl.when(pl.col("_ts").is_not_null())
+                .then(pl.col("in_ts"))
+                .dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ"),
+                "payload_ts_quality": pl.when(pl.col("_ts").is_not_null()).then(
+                    pl.col("in_ts_quality")
+                ),
+                "trace": pl.col("trace"),
+                "tid": pl.col("in_tid"),
+            },
+            raw={name: pl.col(f"raw_{name}") for name in _RAW},
+        ).alias("extra"),
+        pl.col("insert_id"),
+        pl.when(pl.col("insert_id").is_not_null())
+        .then(pl.struct(dedup_text.hash(seed=1).alias("a"), dedup_text.hash(seed=2).alias("b")))
+        .alias("_dedup_key"),
+    )
+
+
+def _note_bad_timestamps(frame: pl.DataFrame, ctx: ReadContext) -> None:
+    """Quarantine notes for entries whose ``timestamp`` is present but not RFC 3339."""
+    bad = frame.filter(pl.col("timestamp").is_not_null() & pl.col("_ts").is_null())
+    for line, offset, value in bad.select("line", "offset", "timestamp").iter_rows():
+        ctx.repaired(
+            line,
+            offset,
+            f"timestamp {value[:64]!r} is not an RFC 3339 time; the row has no time from it",
+        )

@@ -1,0 +1,63 @@
+"""The reader registry and the choice of a reader for a file.
+
+The registry is one explicit tuple: adding a reader means adding it here (a test checks that
+every reader module of the package is registered). Every reader scores the head of the file;
+the best score wins, ties going to the earlier reader. A file nobody claims with at least
+:data:`RECOGNIZED` is *unrecognized*: it is still read by the text reader, so its lines become
+rows, and the inventory says it was not recognized.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from analyzer.errors import UsageError
+from analyzer.ingest.base import Reader
+from analyzer.ingest.cloud_logging import CloudLoggingReader
+from analyzer.ingest.text import TextReader, looks_binary
+
+READERS: Final[tuple[Reader, ...]] = (
+    CloudLoggingReader(),
+    TextReader(),
+)
+
+#: The lowest score that counts as a reader recognizing a file.
+RECOGNIZED: Final = 0.2
+
+_FALLBACK: Final = READERS[-1]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The reader picked for a file and how sure the pick is."""
+
+    reader: Reader
+    score: float
+    recognized: bool
+
+
+def reader_named(name: str) -> Reader:
+    """The registered reader called ``name`` (for ``--reader``)."""
+    for reader in READERS:
+        if reader.name == name:
+            return reader
+    known = ", ".join(r.name for r in READERS)
+    raise UsageError(f"unknown reader {name!r} (known: {known})")
+
+
+def choose_reader(head: bytes, path: str, forced: str | None = None) -> Choice | None:
+    """Pick the reader for a file from its first bytes; ``None`` for binary data."""
+    if forced is not None:
+        return Choice(reader_named(forced), 1.0, True)
+    best: Choice | None = None
+    for reader in READERS:
+        score = reader.sniff(head, path)
+        if best is None or score > best.score:
+            best = Choice(reader, score, score >= RECOGNIZED)
+    assert best is not None
+    if best.recognized:
+        return best
+    if looks_binary(head):
+        return None
+    return Choice(_FALLBACK, best.score, False)

@@ -1,0 +1,133 @@
+"""Fold multi-line records (tracebacks, stack dumps, klog ``key=<`` blocks) into one row.
+
+Rules (formats.md §5.3), decided per line with polars expressions over a whole chunk:
+
+* a line that matched a prefix grammar starts a record;
+* an unprefixed line continues the record before it when it is indented, is a traceback chain
+  marker, sits inside ``*** Begin/End stack trace ***``, closes a traceback
+  (``XlaRuntimeError: …`` after a frame), is a ``Traceback (most recent call last):`` right
+  after an error-level line or a chain marker, or follows a line ending in ``:``;
+* otherwise an unprefixed line is a record of its own;
+* a blank line belongs to the record around it when the next non-blank line continues that
+  record, and is otherwise counted as blank;
+* a record is cut after ``max_lines`` lines or ``max_bytes`` bytes so a runaway dump cannot
+  grow one row without bound.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import polars as pl
+
+TRACEBACK_HEADER: Final = "Traceback (most recent call last):"
+_CHAIN_MARKERS: Final = (
+    "During handling of the above exception, another exception occurred:",
+    "The above exception was the direct cause of the following exception:",
+)
+EXCEPTION_LINE: Final = r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Fault)(?::|$)"
+_ERROR_LEVELS: Final = ("E", "F", "ERROR", "CRITICAL", "FATAL", "EXCEPTION")
+
+
+def mark_records(frame: pl.DataFrame, *, max_lines: int, max_bytes: int) -> pl.DataFrame:
+    """Add ``record`` (a record number per line, null for skipped blank lines), ``is_header``
+    (the line starts a record), ``is_split`` (the line starts a piece of a record that was cut
+    at the caps) and ``is_blank`` (a blank line outside any record) to a frame of lines.
+
+    ``frame`` needs ``text`` (the raw line), ``message`` (the line without prefixes),
+    ``grammar`` (null when no grammar matched) and ``level``. The first line always starts a
+    record unless it is blank.
+    """
+    body = pl.col("message")
+    blank = pl.col("text").str.strip_chars().str.len_bytes() == 0
+    flags = frame.with_row_index("_i").with_columns(
+        blank.alias("is_blank"),
+        pl.col("grammar").is_not_null().alias("_matched"),
+        body.str.contains(r"^[ \t]").alias("_indented"),
+        (body == TRACEBACK_HEADER).alias("_tb"),
+        body.is_in(list(_CHAIN_MARKERS)).alias("_chain"),
+        body.str.contains(EXCEPTION_LINE).alias("_exc"),
+        body.str.starts_with("*** Begin stack trace ***").alias("_begin"),
+        body.str.starts_with("*** End stack trace ***").alias("_end"),
+        body.str.strip_chars_end().str.contains(r"[:<]$").alias("_colon"),
+        (pl.col("grammar").is_not_null() & pl.col("level").is_in(list(_ERROR_LEVELS))).alias(
+            "_error_header"
+        ),
+    )
+    opened = pl.col("_begin").cast(pl.Int32).cum_sum().shift(1, fill_value=0)
+    closed = pl.col("_end").cast(pl.Int32).cum_sum().shift(1, fill_value=0)
+    flags = flags.with_columns((opened > closed).alias("_in_block"))
+
+    # Attributes of the previous non-blank line, for every non-blank line.
+    previous = ["_indented", "_tb", "_chain", "_error_header", "_colon"]
+    solid = flags.filter(~pl.col("is_blank")).select(
+        "_i", *[pl.col(c).shift(1).fill_null(False).alias(f"_prev{c}") for c in previous]
+    )
+    flags = flags.join(solid, on="_i", how="left")
+    for column in previous:
+        flags = flags.with_columns(pl.col(f"_prev{column}").fill_null(False))
+
+    first = pl.col("_i") == 0
+    continues = (
+        ~first
+        & ~pl.col("_matched")
+        & (
+            pl.col("_indented")
+            | pl.col("_chain")
+            | pl.col("_in_block")
+            | pl.col("_end")
+            | (pl.col("_exc") & (pl.col("_prev_indented") | pl.col("_prev_tb")))
+            | (pl.col("_tb") & (pl.col("_prev_error_header") | pl.col("_prev_chain")))
+            | pl.col("_prev_colon")
+        )
+    )
+    flags = flags.with_columns(
+        pl.when(pl.col("is_blank")).then(None).otherwise(continues).alias("_cont")
+    )
+    # A blank line continues a record when the next non-blank line does.
+    flags = flags.with_columns(
+        pl.when(pl.col("is_blank") & ~first)
+        .then(pl.col("_cont").backward_fill().fill_null(False))
+        .otherwise(pl.col("_cont"))
+        .alias("_cont")
+    )
+    skipped = pl.col("is_blank") & ~pl.col("_cont")
+    flags = flags.with_columns(
+        (~pl.col("_cont") & ~pl.col("is_blank")).alias("_start"),
+        skipped.alias("is_blank"),
+    )
+    flags = _cap_records(flags, max_lines=max_lines, max_bytes=max_bytes)
+    return flags.select(
+        pl.exclude("^_.*$"),
+        pl.when(pl.col("is_blank")).then(None).otherwise(pl.col("_record")).alias("record"),
+        (pl.col("_start") & ~pl.col("_split")).alias("is_header"),
+        pl.col("_split").alias("is_split"),
+    )
+
+
+def _cap_records(flags: pl.DataFrame, *, max_lines: int, max_bytes: int) -> pl.DataFrame:
+    """Start a new record where one would pass ``max_lines`` or ``max_bytes``."""
+    flags = flags.with_columns(
+        pl.col("_start").cast(pl.Int64).cum_sum().alias("_raw_record"),
+        (pl.col("text").str.len_bytes() + 1).alias("_bytes"),
+    )
+    kept = ~pl.col("is_blank")
+    flags = flags.with_columns(
+        pl.when(kept).then(pl.int_range(pl.len()).over("_raw_record")).alias("_pos"),
+        pl.when(kept)
+        .then(pl.col("_bytes"))
+        .otherwise(0)
+        .cum_sum()
+        .over("_raw_record")
+        .alias("_cum"),
+    )
+    piece = pl.max_horizontal(pl.col("_pos") // max_lines, (pl.col("_cum") - 1) // max_bytes)
+    flags = flags.with_columns(piece.alias("_piece"))
+    split = (
+        kept
+        & ~pl.col("_start")
+        & (pl.col("_piece") != pl.col("_piece").shift(1).over("_raw_record"))
+    )
+    flags = flags.with_columns(split.fill_null(False).alias("_split"))
+    flags = flags.with_columns((pl.col("_start") | pl.col("_split")).alias("_start"))
+    return flags.with_columns(pl.col("_start").cast(pl.Int64).cum_sum().alias("_record"))

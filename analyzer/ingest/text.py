@@ -1,0 +1,219 @@
+"""The ``text`` reader: container stdout/stderr and plain log files.
+
+Every line is parsed with the prefix grammars (absl/glog, TF tsl, Python logging, log4j,
+syslog, with ``kubectl`` and CRI wrappers peeled off), multi-line records are folded into the
+row of their header line, and lines nothing recognizes still become rows (with the timestamp of
+the record before them, or none). The reader is also the fallback for files no other reader
+claims, so nothing in a bundle is left unread.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from typing import ClassVar, Final, TypeVar
+
+import numpy as np
+import polars as pl
+
+from analyzer.ingest import grammars
+from analyzer.ingest.base import ReadContext
+from analyzer.ingest.extra import compact_json
+from analyzer.ingest.folding import EXCEPTION_LINE, TRACEBACK_HEADER, mark_records
+from analyzer.ingest.framing import LineChunk, iter_line_chunks, merge_chunks, take_lines
+from analyzer.ingest.timestamps import NS, check_tz
+from analyzer.schema import host_expr, severity_expr
+from analyzer.streams import Content
+
+_SNIFF_LINES: Final = 200
+_T = TypeVar("_T")
+
+
+def looks_binary(head: bytes) -> bool:
+    """Whether a file head looks like binary data rather than text (NUL bytes)."""
+    return b"\x00" in head[:8192]
+
+
+class TextReader:
+    """Line-oriented text logs (see module docstring)."""
+
+    name: ClassVar[str] = "text"
+    source: ClassVar[str] = "text"
+
+    def sniff(self, head: bytes, path: str) -> float:
+        """Score by the share of head lines that match a known grammar (at most 0.6).
+
+        Any text file scores a little above zero, so the text reader can take what no other
+        reader wants; binary data scores zero.
+        """
+        if not head or looks_binary(head):
+            return 0.0
+        lines = head.decode("utf-8", "replace").splitlines()[:_SNIFF_LINES]
+        if len(head) >= 1024 and len(lines) > 1:
+            lines = lines[:-1]  # the last line of a head may be cut
+        lines = [line for line in lines if line.strip()]
+        if not lines:
+            return 0.05
+        parsed = grammars.parse_lines(pl.Series(lines, dtype=pl.String), anchor=dt.date.today())
+        known = parsed["grammar"].is_not_null() | parsed["ts"].is_not_null()
+        share = int(known.sum()) / len(lines)
+        return 0.05 + 0.55 * share
+
+    def read(self, content: Content, ctx: ReadContext) -> Iterator[pl.DataFrame]:
+        """Stream the file as folded records (see module docstring)."""
+        tz = check_tz(ctx.options.tz)
+        carry: LineChunk | None = None
+        anchor: dt.date | None = None
+        last_ts: object = None
+        for chunk, is_last in _with_last(iter_line_chunks(content, ctx)):
+            if carry is not None:
+                chunk = merge_chunks(carry, chunk)
+                carry = None
+            if len(chunk) == 0:
+                continue
+            text, repaired = chunk.text()
+            if b"\x1b" in chunk.data:
+                text = text.str.replace_all(grammars.ANSI_ESCAPE, "")
+            if anchor is None:
+                anchor = _year_anchor(text, ctx, tz)
+            frame = grammars.parse_lines(text, anchor=anchor, tz=tz).with_columns(
+                text=text,
+                line=pl.Series(chunk.line_numbers),
+                offset=pl.Series(chunk.offsets),
+            )
+            marked = mark_records(
+                frame,
+                max_lines=ctx.options.max_record_lines,
+                max_bytes=ctx.options.max_record_bytes,
+            )
+            keep = len(marked)
+            if not is_last:
+                starts = np.flatnonzero((marked["is_header"] | marked["is_split"]).to_numpy())
+                if starts.size and starts[-1] > 0:
+                    keep = int(starts[-1])
+                    carry = take_lines(chunk, keep)
+                    marked = marked.head(keep)
+            _note_repairs(chunk, repaired, keep, ctx)
+            rows = _records(marked, last_ts)
+            seen = rows["ts"].drop_nulls()
+            if seen.len():
+                last_ts = seen[-1]
+            blank = int(marked["is_blank"].sum())
+            ctx.counts.records += marked.height
+            ctx.counts.blank += blank
+            ctx.counts.rows += rows.height
+            ctx.counts.folded += marked.height - blank - rows.height
+            if rows.height:
+                yield rows
+
+
+def _with_last(items: Iterator[_T]) -> Iterator[tuple[_T, bool]]:
+    """Pair every item with whether it is the last one."""
+    previous: list[_T] = []
+    for item in items:
+        if previous:
+            yield previous[0], False
+        previous = [item]
+    if previous:
+        yield previous[0], True
+
+
+def _note_repairs(chunk: LineChunk, repaired: np.ndarray, keep: int, ctx: ReadContext) -> None:
+    """Quarantine notes for cut lines and invalid UTF-8 among the first ``keep`` lines."""
+    limit = ctx.options.max_line_bytes
+    for index, length in sorted(chunk.oversize.items()):
+        if index < keep:
+            ctx.repaired(
+                chunk.first_line + index,
+                int(chunk.offsets[index]),
+                f"line is {length:,} bytes long; the row keeps its first {limit:,} bytes",
+            )
+    for index in np.flatnonzero(repaired[:keep]).tolist():
+        ctx.repaired(
+            chunk.first_line + index,
+            int(chunk.offsets[index]),
+            "line is not valid UTF-8; invalid bytes were replaced by U+FFFD",
+        )
+
+
+def _records(marked: pl.DataFrame, last_ts: object) -> pl.DataFrame:
+    """One row per record: header fields, folded message and extra JSON."""
+    piece = pl.when(pl.col("is_header")).then(pl.col("message")).otherwise(pl.col("text"))
+    grouped = (
+        marked.filter(pl.col("record").is_not_null())
+        .with_columns(
+            piece.alias("_piece"),
+            pl.when(pl.col("message").str.contains(EXCEPTION_LINE) & ~pl.col("is_header"))
+            .then(pl.col("message"))
+            .alias("_exception"),
+        )
+        .group_by("record", maintain_order=True)
+        .agg(
+            pl.col(
+                "line", "offset", "ts", "ts_quality", "level", "logger", "family", "host"
+            ).first(),
+            pl.col("pod", "container", "rank", "tid", "payload_ts", "stream", "is_split").first(),
+            (pl.col("message").first() == TRACEBACK_HEADER).alias("_traceback"),
+            pl.col("_piece").str.join("\n").alias("message"),
+            pl.len().alias("_lines"),
+            pl.col("_exception").drop_nulls().last().alias("_exception"),
+        )
+    )
+    filled = pl.col("ts").fill_null(strategy="forward")
+    if last_ts is not None:
+        filled = filled.fill_null(pl.lit(last_ts, dtype=NS))
+    return grouped.select(
+        pl.col("line").cast(pl.Int32),
+        pl.col("offset"),
+        pl.lit("text").alias("source"),
+        pl.concat_str([pl.lit("text."), pl.col("family")]).alias("reader"),
+        filled.alias("ts"),
+        pl.when(pl.col("ts").is_null() & filled.is_not_null())
+        .then(pl.lit("inherited"))
+        .otherwise(pl.col("ts_quality"))
+        .alias("ts_quality"),
+        pl.coalesce(
+            severity_expr(pl.col("level")),
+            pl.when(pl.col("_traceback")).then(pl.lit("ERROR")),
+        ).alias("severity"),
+        host_expr(pl.col("host")).alias("host"),
+        pl.col("pod"),
+        pl.col("container"),
+        pl.col("rank").alias("worker"),
+        pl.col("logger"),
+        pl.col("message"),
+        compact_json(
+            {
+                "tid": pl.col("tid"),
+                "lines": pl.when(pl.col("_lines") > 1).then(pl.col("_lines")),
+                "exception": pl.col("_exception"),
+                "payload_ts": pl.col("payload_ts").dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ"),
+                "stream": pl.col("stream"),
+                "continues_record": pl.when(pl.col("is_split")).then(pl.lit(True)),
+            }
+        ).alias("extra"),
+    )
+
+
+def _year_anchor(text: pl.Series, ctx: ReadContext, tz: str) -> dt.date:
+    """A date near this file's logs, for stamps without a year.
+
+    In order: ``--year``; the glog/klog ``Log file created at:`` header; the first line of the
+    file whose own stamp has a year; the file's modification time.
+    """
+    if ctx.options.year is not None:
+        return dt.date(ctx.options.year, 7, 2)
+    head = text.head(20)
+    header = head.str.extract_groups(grammars.LOG_FILE_HEADER).struct.unnest().drop_nulls()
+    if header.height:
+        year, month, day = (int(v) for v in header.row(0))
+        try:
+            return dt.date(year, month, day)
+        except ValueError:
+            pass
+    parsed = grammars.parse_lines(text.head(2000), anchor=ctx.anchor_date(), tz=tz)
+    dated = parsed.filter(pl.col("ts_quality").is_in(["exact", "inferred_tz"]))["ts"].drop_nulls()
+    if dated.len():
+        first = dated.item(0)
+        return first.date()  # type: ignore[no-any-return]
+    return ctx.anchor_date()

@@ -1,0 +1,320 @@
+"""Byte streams for bundle members: hashing, decompression with expansion caps, peeking.
+
+Everything here reads incrementally in small blocks so a multi-GB member never has to fit in
+memory, and so a truncated or corrupt compressed stream still yields every byte that could be
+decoded before the damage (the caller records where it stopped).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import zlib
+from dataclasses import dataclass, field
+from typing import Final, Protocol
+
+import pyarrow as pa
+
+from analyzer.errors import BundleError, ExpansionLimitError
+
+READ_BLOCK: Final = 1 << 16
+GZIP_MAGIC: Final = b"\x1f\x8b"
+ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
+
+
+class Readable(Protocol):
+    """The one method culprit needs from a byte stream."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+class CorruptStreamError(BundleError):
+    """A compressed stream ended early or is damaged.
+
+    Raised after every decodable byte has been returned by ``read``; ``decoded_bytes`` says how
+    far the decoded content goes.
+    """
+
+    def __init__(self, message: str, *, decoded_bytes: int, path: str | None = None) -> None:
+        super().__init__(message, path=path)
+        self.decoded_bytes = decoded_bytes
+
+
+class HashingReader:
+    """Pass-through reader that hashes (sha256) and counts the bytes read through it."""
+
+    def __init__(self, raw: Readable) -> None:
+        self._raw = raw
+        self._hash = hashlib.sha256()
+        self.bytes_read = 0
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self._raw.read(size)
+        self._hash.update(data)
+        self.bytes_read += len(data)
+        return data
+
+    def drain(self) -> None:
+        """Read what is left so the digest covers the whole member."""
+        while self.read(READ_BLOCK * 16):
+            pass
+
+    @property
+    def hexdigest(self) -> str:
+        """sha256 of everything read so far."""
+        return self._hash.hexdigest()
+
+
+@dataclass
+class ExpansionBudget:
+    """Caps on decompressed bytes, shared by every decoder of one ingest run.
+
+    A single compressed stream may expand to ``max_ratio`` times its compressed size, but never
+    less than ``floor_bytes`` (small, very repetitive files are normal); the whole bundle may
+    decode to at most ``max_total_bytes``.
+    """
+
+    max_ratio: float = 200.0
+    floor_bytes: int = 64 << 20
+    max_total_bytes: int | None = None
+    total_decoded: int = field(default=0, init=False)
+
+    def charge(self, *, compressed: int, decoded: int, added: int, path: str | None) -> None:
+        """Account ``added`` freshly decoded bytes; raise when a cap is crossed."""
+        self.total_decoded += added
+        allowed = max(self.floor_bytes, int(compressed * self.max_ratio))
+        if decoded > allowed:
+            raise ExpansionLimitError(
+                f"decompressed size exceeds {self.max_ratio:g}x the compressed size "
+                f"({decoded:,} bytes from {compressed:,}); refusing a likely decompression bomb "
+                "(raise --max-expansion to allow it)",
+                path=path,
+            )
+        if self.max_total_bytes is not None and self.total_decoded > self.max_total_bytes:
+            raise ExpansionLimitError(
+                f"bundle decompresses to more than {self.max_total_bytes:,} bytes in total; "
+                "stopping (raise --max-bytes to allow it)",
+                path=path,
+                scope="bundle",
+            )
+
+
+class _Decoder:
+    """Common bookkeeping of the decoders: caps, buffering, deferred failure.
+
+    A decoder that meets damage records the failure and raises it only once every byte decoded
+    before the damage has been handed out.
+    """
+
+    compression = "none"
+
+    def __init__(
+        self, source: Readable, stored: HashingReader, budget: ExpansionBudget, path: str | None
+    ) -> None:
+        self._source = source
+        self._stored = stored
+        self._budget = budget
+        self._path = path
+        self._pending = bytearray()
+        self._done = False
+        self._failure: CorruptStreamError | None = None
+        self.decoded_bytes = 0
+
+    def _produce(self) -> bytes:
+        raise NotImplementedError
+
+    def _fail(self, why: str) -> None:
+        self._done = True
+        self._failure = CorruptStreamError(
+            f"{why} after {self.decoded_bytes:,} decoded bytes",
+            decoded_bytes=self.decoded_bytes,
+            path=self._path,
+        )
+
+    def read(self, size: int = -1, /) -> bytes:
+        while not self._done and (size < 0 or len(self._pending) < size):
+            chunk = self._produce()
+            if chunk:
+                self.decoded_bytes += len(chunk)
+                self._budget.charge(
+                    compressed=self._stored.bytes_read,
+                    decoded=self.decoded_bytes,
+                    added=len(chunk),
+                    path=self._path,
+                )
+                self._pending += chunk
+        if not self._pending and self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+        take = len(self._pending) if size < 0 else min(size, len(self._pending))
+        out = bytes(self._pending[:take])
+        del self._pending[:take]
+        return out
+
+
+class GzipDecoder(_Decoder):
+    """Streaming gzip decoder (multi-member aware) built on :mod:`zlib`.
+
+    Unlike :class:`gzip.GzipFile` it hands out every byte decoded before a truncation, then
+    raises :class:`CorruptStreamError`.
+    """
+
+    compression = "gzip"
+
+    def __init__(
+        self, source: Readable, stored: HashingReader, budget: ExpansionBudget, path: str | None
+    ) -> None:
+        super().__init__(source, stored, budget, path)
+        self._inflater = zlib.decompressobj(wbits=31)
+
+    def _produce(self) -> bytes:
+        compressed = self._source.read(READ_BLOCK)
+        if not compressed:
+            self._done = True
+            if not self._inflater.eof:
+                tail = self._inflater.flush()
+                self._fail("gzip stream is truncated (no end-of-stream marker)")
+                return tail
+            return b""
+        try:
+            out = self._inflater.decompress(compressed)
+            while self._inflater.eof and self._inflater.unused_data:
+                rest = self._inflater.unused_data
+                if not rest.strip(b"\0"):
+                    break  # zero padding after the last member is harmless
+                self._inflater = zlib.decompressobj(wbits=31)
+                out += self._inflater.decompress(rest)
+        except zlib.error as exc:
+            self._fail(f"gzip stream is corrupt ({exc})")
+            return b""
+        return out
+
+
+class ZstdDecoder(_Decoder):
+    """Streaming zstd decoder using pyarrow's codec (no extra dependency).
+
+    Small reads make pyarrow return every decodable byte before it reports truncation.
+    """
+
+    compression = "zstd"
+
+    def __init__(
+        self, source: Readable, stored: HashingReader, budget: ExpansionBudget, path: str | None
+    ) -> None:
+        super().__init__(source, stored, budget, path)
+        self._stream = pa.CompressedInputStream(pa.PythonFile(source, mode="r"), "zstd")
+
+    def _produce(self) -> bytes:
+        try:
+            chunk = self._stream.read(READ_BLOCK)
+        except OSError as exc:
+            self._fail(f"zstd stream is truncated or corrupt ({exc})")
+            return b""
+        if not chunk:
+            self._done = True
+        return bytes(chunk)
+
+
+class PlainReader:
+    """Uncompressed pass-through with the same attributes as the decoders."""
+
+    compression = "none"
+
+    def __init__(self, source: Readable, stored: HashingReader) -> None:
+        self._source = source
+        self._stored = stored
+
+    @property
+    def decoded_bytes(self) -> int:
+        return self._stored.bytes_read
+
+    def read(self, size: int = -1, /) -> bytes:
+        return self._source.read(size)
+
+
+class Content:
+    """The decoded content of one member, with a peekable head for sniffing.
+
+    Args:
+        raw: the member's stored bytes.
+        budget: expansion caps shared by the whole ingest run.
+        path: bundle-relative path, for error messages.
+    """
+
+    def __init__(self, raw: Readable, budget: ExpansionBudget, path: str | None) -> None:
+        self.stored = HashingReader(raw)
+        magic = self.stored.read(4)
+        replay = _Prepend(magic, self.stored)
+        self.decoder: GzipDecoder | ZstdDecoder | PlainReader
+        if magic.startswith(GZIP_MAGIC):
+            self.decoder = GzipDecoder(replay, self.stored, budget, path)
+        elif magic == ZSTD_MAGIC:
+            self.decoder = ZstdDecoder(replay, self.stored, budget, path)
+        else:
+            self.decoder = PlainReader(replay, self.stored)
+        self._head = b""
+        self._head_pos = 0
+        self._failure: CorruptStreamError | None = None
+
+    @property
+    def compression(self) -> str:
+        """``none``, ``gzip`` or ``zstd``."""
+        return self.decoder.compression
+
+    def head(self, size: int) -> bytes:
+        """The first ``size`` decoded bytes, without consuming them.
+
+        A stream that breaks off inside the head returns what it has; the failure is raised
+        by :meth:`read` once the head has been read back.
+        """
+        while len(self._head) < size and self._failure is None:
+            try:
+                chunk = self.decoder.read(size - len(self._head))
+            except CorruptStreamError as exc:
+                self._failure = exc
+                break
+            if not chunk:
+                break
+            self._head += chunk
+        return self._head[:size]
+
+    def read(self, size: int = -1, /) -> bytes:
+        if self._head_pos >= len(self._head) and self._failure is not None:
+            failure, self._failure = self._failure, None
+            raise failure
+        if self._head_pos < len(self._head):
+            end = len(self._head) if size < 0 else min(len(self._head), self._head_pos + size)
+            out = self._head[self._head_pos : end]
+            self._head_pos = end
+            if size < 0:
+                out += self.decoder.read(-1)
+            return out
+        return self.decoder.read(size)
+
+    def finish(self) -> str:
+        """Drain the stored stream and return its sha256."""
+        self.stored.drain()
+        return self.stored.hexdigest
+
+
+class _Prepend(io.RawIOBase):
+    """Replays already-read bytes before the rest of a stream (a file object for pyarrow)."""
+
+    def __init__(self, first: bytes, rest: Readable) -> None:
+        super().__init__()
+        self._first = first
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        if size is None:
+            size = -1
+        if self._first:
+            if size < 0:
+                out, self._first = self._first + self._rest.read(-1), b""
+                return out
+            out, self._first = self._first[:size], self._first[size:]
+            return out
+        return self._rest.read(size)
