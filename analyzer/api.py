@@ -157,7 +157,7 @@ def _meta(
             counts.files_read += 1
         if status == "partial":
             counts.files_partial += 1
-        if status in ("refused", "damaged", "binary"):
+        if status in ("refused", "damaged", "binary", "unreadable"):
             counts.files_refused += 1
         if record["reader"] == "unrecognized":
             counts.files_unrecognized += 1

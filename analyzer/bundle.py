@@ -139,6 +139,11 @@ class _GuardedStream:
         self._path = path
         self._read = 0
 
+    def close(self) -> None:
+        close = getattr(self._raw, "close", None)
+        if close is not None:
+            close()
+
     def read(self, size: int = -1, /) -> bytes:
         try:
             data = self._raw.read(size)
@@ -290,10 +295,13 @@ class Bundle:
         self, archive: Member, opener: Callable[[], Readable], prefix: str, depth: int
     ) -> Iterator[Member]:
         content = Content(opener(), self.budget, archive.path)
-        with tarfile.open(fileobj=content, mode="r|") as tar:  # type: ignore[call-overload]
-            for info in tar:
-                yield from self._tar_member(tar, info, prefix, depth)
-        archive.sha256 = content.finish()
+        try:
+            with tarfile.open(fileobj=content, mode="r|") as tar:  # type: ignore[call-overload]
+                for info in tar:
+                    yield from self._tar_member(tar, info, prefix, depth)
+            archive.sha256 = content.finish()
+        finally:
+            content.close()
 
     def _tar_member(
         self, tar: tarfile.TarFile, info: tarfile.TarInfo, prefix: str, depth: int

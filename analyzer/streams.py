@@ -54,6 +54,12 @@ class HashingReader:
         self.bytes_read += len(data)
         return data
 
+    def close(self) -> None:
+        """Close the underlying stream, if it can be closed."""
+        close = getattr(self._raw, "close", None)
+        if close is not None:
+            close()
+
     def drain(self) -> None:
         """Read what is left so the digest covers the whole member."""
         while self.read(READ_BLOCK * 16):
@@ -295,6 +301,10 @@ class Content:
         """Drain the stored stream and return its sha256."""
         self.stored.drain()
         return self.stored.hexdigest
+
+    def close(self) -> None:
+        """Close the member's stream."""
+        self.stored.close()
 
 
 class _Prepend(io.RawIOBase):

@@ -98,6 +98,8 @@ class ReadContext:
     mtime: float | None = None
     counts: FileCounts = field(default_factory=FileCounts)
     issues: list[Issue] = field(default_factory=list)
+    #: Whether a file-level problem was noted (the file was not read to its end).
+    incomplete: bool = False
 
     def drop(self, line: int, offset: int, reason: str, raw: bytes | None = None) -> None:
         """Quarantine an input record that produces no row."""
@@ -111,6 +113,7 @@ class ReadContext:
 
     def file_issue(self, reason: str, *, line: int = 0, offset: int = 0) -> None:
         """Note a problem with the file as a whole."""
+        self.incomplete = True
         self.issues.append(Issue("file", line, offset, reason))
 
     def take_issues(self) -> list[Issue]:

@@ -6,7 +6,7 @@ Rules (formats.md §5.3), decided per line with polars expressions over a whole 
 * an unprefixed line continues the record before it when it is indented, is a traceback chain
   marker, sits inside ``*** Begin/End stack trace ***``, closes a traceback
   (``XlaRuntimeError: …`` after a frame), is a ``Traceback (most recent call last):`` right
-  after an error-level line or a chain marker, or follows a line ending in ``:``;
+  after an error-level line or a chain marker, or follows a prefixed line ending in ``:``;
 * otherwise an unprefixed line is a record of its own;
 * a blank line belongs to the record around it when the next non-blank line continues that
   record, and is otherwise counted as blank;
@@ -49,7 +49,11 @@ def mark_records(frame: pl.DataFrame, *, max_lines: int, max_bytes: int) -> pl.D
         body.str.contains(EXCEPTION_LINE).alias("_exc"),
         body.str.starts_with("*** Begin stack trace ***").alias("_begin"),
         body.str.starts_with("*** End stack trace ***").alias("_end"),
-        body.str.strip_chars_end().str.contains(r"[:<]$").alias("_colon"),
+        # Only a recognized record ending in ':' or '<' announces continuation lines; plain
+        # text ending in ':' says nothing about the next line.
+        (pl.col("grammar").is_not_null() & body.str.strip_chars_end().str.contains(r"[:<]$")).alias(
+            "_colon"
+        ),
         (pl.col("grammar").is_not_null() & pl.col("level").is_in(list(_ERROR_LEVELS))).alias(
             "_error_header"
         ),
@@ -74,6 +78,7 @@ def mark_records(frame: pl.DataFrame, *, max_lines: int, max_bytes: int) -> pl.D
         & (
             pl.col("_indented")
             | pl.col("_chain")
+            | pl.col("_begin")
             | pl.col("_in_block")
             | pl.col("_end")
             | (pl.col("_exc") & (pl.col("_prev_indented") | pl.col("_prev_tb")))

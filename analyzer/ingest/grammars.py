@@ -19,7 +19,7 @@ import polars as pl
 
 from analyzer.ingest import timestamps as tsp
 
-StampKind = Literal["mmdd", "full", "epoch", "zoned", "yymmdd", "syslog", "none"]
+StampKind = Literal["mmdd", "full", "epoch", "zoned", "yymmdd", "yymmdd_compact", "syslog", "none"]
 
 
 @dataclass(frozen=True)
@@ -110,10 +110,17 @@ GRAMMARS: Final[tuple[Grammar, ...]] = (
         "yymmdd",
     ),
     Grammar(
+        "hdfs",
+        "log4j",
+        rf"^(?P<stamp>\d{{6}} \d{{6}}) (?P<tid>\d+) (?P<lvl>{_JAVA_LEVEL}) "
+        rf"(?P<logger>[\w.$]+): {_MSG}",
+        "yymmdd_compact",
+    ),
+    Grammar(
         "syslog",
         "syslog",
-        rf"^(?P<stamp>[A-Z][a-z]{{2}} +\d{{1,2}} {_HMS}(?:\.\d{{1,6}})?) (?P<host>[^\s\[\]:]+) "
-        rf"(?P<logger>[^\s\[:]+)(?:\[(?P<tid>\d+)\])?: ?(?P<lvl>){_MSG}",
+        rf"^(?P<stamp>[A-Z][a-z]{{2}} +\d{{1,2}} {_HMS}(?:\.\d{{1,6}})?) (?P<host>[^\s\[\]:]+) +"
+        rf"(?P<logger>[^\[:\s](?:[^\[:]*[^\[:\s])?)(?:\[(?P<tid>\d+)\])?: ?(?P<lvl>){_MSG}",
         "syslog",
     ),
 )
@@ -255,6 +262,8 @@ def _stamp_expr(anchor: pl.Expr, tz: str) -> pl.Expr:
         .then(tsp.yearless(mmdd, "%Y-%m-%d %H:%M:%S%.f", anchor, tz))
         .when(kind == "yymmdd")
         .then(tsp.local_time(stamp, "%y/%m/%d %H:%M:%S", tz))
+        .when(kind == "yymmdd_compact")
+        .then(tsp.local_time(stamp, "%y%m%d %H%M%S", tz))
         .when(kind == "syslog")
         .then(tsp.yearless(stamp.str.replace(r" +", " "), "%Y-%b %d %H:%M:%S%.f", anchor, tz))
         .otherwise(None)

@@ -34,6 +34,7 @@ _WHITESPACE: Final = b" \t\r\n"
 _SEPARATORS: Final = b" \t\r\n,[]"
 _INSIGNIFICANT: Final = np.frombuffer(_SEPARATORS, dtype=np.uint8)
 _TRIM: Final = " \t\r\n,"
+_BRACKETS: Final = np.frombuffer(b"[]", dtype=np.uint8)
 IntArray = npt.NDArray[np.int64]
 
 
@@ -144,7 +145,9 @@ def iter_elements(stream: Readable, ctx: ReadContext) -> Iterator[ElementChunk]:
         found = _elements(data, positions, chars, depth_before, state.depth)
         if found.starts.size:
             lines = (pending_line + np.searchsorted(newlines, found.starts)).astype(np.int32)
-            texts = spans_to_strings(data, found.starts, found.ends, exact=False, trim=_TRIM)
+            texts = spans_to_strings(
+                data, found.starts, found.ends, exact=found.irregular, trim=_TRIM
+            )
             ctx.counts.records += len(found.starts)
             yield ElementChunk(texts, lines, found.starts + pending_offset)
         for lo, hi in found.junk:
@@ -190,8 +193,7 @@ def iter_elements(stream: Readable, ctx: ReadContext) -> Iterator[ElementChunk]:
         ctx.drop(
             pending_line + pending[:lead].count(b"\n"),
             pending_offset + lead,
-            "JSON element starting here is not closed: the file ends inside it (truncated "
-            "export?)"
+            "JSON element starting here is not closed: the file ends inside it (truncated export?)"
             if tail_state.depth
             else "data after the end of the JSON array",
             text[:4096],
@@ -211,6 +213,9 @@ class _Found:
     junk: list[tuple[int, int]]
     resume: int
     resume_depth: int
+    #: Some gap between elements holds more than whitespace and commas (junk, or brackets of
+    #: concatenated arrays), so element texts must be cut exactly rather than trimmed.
+    irregular: bool
 
 
 def _elements(
@@ -245,29 +250,33 @@ def _elements(
         resume_depth = 1 if complete else resume_depth
         if not complete:
             resume_depth = _depth_at_start(positions, depth, resume_depth)
-    junk = _junk(data, gap_lo, gap_hi)
-    return _Found(starts, ends, junk, resume, resume_depth)
+    junk, irregular = _junk(data, gap_lo, gap_hi)
+    return _Found(starts, ends, junk, resume, resume_depth, irregular)
 
 
 def _depth_at_start(positions: IntArray, depth: IntArray, fallback: int) -> int:
     return int(depth[0]) if len(positions) else fallback
 
 
-def _junk(data: bytes, lo: IntArray, hi: IntArray) -> list[tuple[int, int]]:
-    """Gaps between elements holding more than whitespace, commas and brackets."""
+def _junk(data: bytes, lo: IntArray, hi: IntArray) -> tuple[list[tuple[int, int]], bool]:
+    """Gaps between elements holding more than whitespace, commas and brackets, and whether
+    any gap holds more than whitespace and commas."""
     lengths = hi - lo
     keep = lengths > 0
     lo, lengths = lo[keep], lengths[keep]
     if not lo.size:
-        return []
+        return [], False
     total = int(lengths.sum())
     base = np.repeat(lo - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
     index = np.arange(total, dtype=np.int64) + base
     buf = np.frombuffer(data, dtype=np.uint8)
-    significant = ~np.isin(buf[index], _INSIGNIFICANT)
+    gap_bytes = buf[index]
+    significant = ~np.isin(gap_bytes, _INSIGNIFICANT)
     gap_of = np.repeat(np.arange(len(lo)), lengths)
     counts = np.bincount(gap_of[significant], minlength=len(lo))
-    return [(int(a), int(a + n)) for a, n in zip(lo[counts > 0], lengths[counts > 0], strict=True)]
+    irregular = bool(significant.any()) or bool(np.isin(gap_bytes, _BRACKETS).any())
+    spans = [(int(a), int(a + n)) for a, n in zip(lo[counts > 0], lengths[counts > 0], strict=True)]
+    return spans, irregular
 
 
 @dataclass

@@ -57,6 +57,7 @@ class _FileState:
     first_ts: Any = None
     last_ts: Any = None
     rows: int = 0
+    consumed: int = 0
 
 
 @dataclass
@@ -142,50 +143,29 @@ class IngestRun:
 
     def _read_member(self, member: Member) -> None:
         record = self._new_record(member, "read")
-        file_id = record["file_id"]
         ctx = ReadContext(member.path, self.options, member.mtime)
         state = _FileState()
-        content: Content | None = None
-        consumed = 0
         try:
             content = Content(member.open(), self.bundle.budget, member.path)
-            head = content.head(SNIFF_BYTES)
-            choice = choose_reader(head, member.path, self.forced_reader)
-            record["compression"] = content.compression
-            if choice is None:
-                record["status"] = "binary"
-                record["reader"] = None
-                ctx.file_issue("binary data (NUL bytes), not a log: not ingested")
-            else:
-                record["reader"] = choice.reader.name if choice.recognized else "unrecognized"
-                record["recognized"] = choice.recognized
-                record["sniff_score"] = round(choice.score, 3)
-                for frame in choice.reader.read(content, ctx):
-                    self._write(frame, file_id, state)
-                    self.writer.add_issues(file_id, member.path, ctx.take_issues())
-                    read_now = content.stored.bytes_read
-                    self.progress.advance(read_now - consumed)
-                    consumed = read_now
-        except ExpansionLimitError as exc:
-            if exc.scope == "bundle":
-                raise
-            ctx.file_issue(exc.message)
-            record["status"] = "partial"
-        except CorruptStreamError as exc:
-            ctx.file_issue(exc.message)
-        finally:
-            if content is not None:
-                record["decoded_bytes"] = content.decoder.decoded_bytes
-        issues = ctx.take_issues()
-        if any(issue.kind == "file" for issue in issues) and record["status"] == "read":
-            record["status"] = "partial"
-        self.writer.add_issues(file_id, member.path, issues)
-        if content is not None:
+        except OSError as exc:
+            record["status"] = "unreadable"
+            self.writer.add_issues(
+                record["file_id"], member.path, [Issue("file", 0, 0, f"cannot open: {exc}")]
+            )
+            return
+        try:
+            self._read_content(content, record, ctx, state)
+            if ctx.incomplete and record["status"] == "read":
+                record["status"] = "partial"
+            self.writer.add_issues(record["file_id"], member.path, ctx.take_issues())
             try:
                 record["sha256"] = content.finish()
             except (OSError, CorruptStreamError, ExpansionLimitError):
                 record["sha256"] = None
-            self.progress.advance(content.stored.bytes_read - consumed)
+            self.progress.advance(content.stored.bytes_read - state.consumed)
+        finally:
+            content.close()
+        record["decoded_bytes"] = content.decoder.decoded_bytes
         counts = ctx.counts
         record.update(
             records=counts.records,
@@ -197,6 +177,35 @@ class IngestRun:
             ts_min=state.first_ts,
             ts_max=state.last_ts,
         )
+
+    def _read_content(
+        self, content: Content, record: dict[str, Any], ctx: ReadContext, state: _FileState
+    ) -> None:
+        """Sniff, pick a reader and stream its rows into the writer."""
+        file_id = record["file_id"]
+        try:
+            head = content.head(SNIFF_BYTES)
+            record["compression"] = content.compression
+            choice = choose_reader(head, ctx.path, self.forced_reader)
+            if choice is None:
+                record["status"] = "binary"
+                ctx.file_issue("binary data (NUL bytes), not a log: not ingested")
+                return
+            record["reader"] = choice.reader.name if choice.recognized else "unrecognized"
+            record["recognized"] = choice.recognized
+            record["sniff_score"] = round(choice.score, 3)
+            for frame in choice.reader.read(content, ctx):
+                self._write(frame, file_id, state)
+                self.writer.add_issues(file_id, ctx.path, ctx.take_issues())
+                read_now = content.stored.bytes_read
+                self.progress.advance(read_now - state.consumed)
+                state.consumed = read_now
+        except ExpansionLimitError as exc:
+            if exc.scope == "bundle":
+                raise
+            ctx.file_issue(exc.message)
+        except CorruptStreamError as exc:
+            ctx.file_issue(exc.message)
 
     def _write(self, frame: pl.DataFrame, file_id: int, state: _FileState) -> None:
         row_ids = pl.int_range(state.rows, state.rows + frame.height, dtype=pl.Int64, eager=True)

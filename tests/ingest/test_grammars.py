@@ -1,0 +1,239 @@
+from __future__ import annotations
+
+import datetime as dt
+
+import polars as pl
+import pytest
+
+from analyzer.errors import UsageError
+from analyzer.ingest.grammars import GRAMMARS, parse_lines
+from analyzer.ingest.timestamps import check_tz, epoch_seconds, rfc3339
+
+ANCHOR = dt.date(2026, 11, 30)
+
+
+def _parse(line: str, *, anchor: dt.date = ANCHOR, tz: str = "UTC") -> dict[str, object]:
+    frame = parse_lines(pl.Series([line]), anchor=anchor, tz=tz)
+    # Keep nanoseconds: Python datetimes would drop them.
+    frame = frame.with_columns(pl.col("ts").dt.epoch("ns").alias("ts_ns"))
+    row: dict[str, object] = frame.row(0, named=True)
+    return row
+
+
+def _ns(row: dict[str, object]) -> int:
+    value = row["ts_ns"]
+    assert isinstance(value, int)
+    return value
+
+
+@pytest.mark.parametrize(
+    ("line", "grammar", "level", "logger", "message"),
+    [
+        (
+            "E0929 17:42:48.594192 1044529 coordination_service_agent.cc:332] Polled an error",
+            "absl",
+            "E",
+            "coordination_service_agent.cc:332",
+            "Polled an error",
+        ),
+        (
+            'I1012 19:34:45.000152    2480 kuberuntime_container.go:709] "Killing container"',
+            "absl",
+            "I",
+            "kuberuntime_container.go:709",
+            '"Killing container"',
+        ),
+        (
+            "E0000 00:00:1731424090.226654 1605757 cuda_dnn.cc:8310] Unable to register",
+            "absl_epoch",
+            "E",
+            "cuda_dnn.cc:8310",
+            "Unable to register",
+        ),
+        (
+            "2024-10-09 15:47:38.568412: E external/xla/xla/tsl/coordination_service.cc:1170] task",
+            "tsl",
+            "E",
+            "external/xla/xla/tsl/coordination_service.cc:1170",
+            "task",
+        ),
+        (
+            "2020-05-04 09:05:40.719332: E    1578 tensorflow/compiler/xla/xla_util.cc:76] old",
+            "tsl",
+            "E",
+            "tensorflow/compiler/xla/xla_util.cc:76",
+            "old",
+        ),
+        (
+            "INFO:2024-06-25 00:34:55,142:jax._src.xla_bridge:889: Unable to initialize backend",
+            "jax_debug",
+            "INFO",
+            "jax._src.xla_bridge:889",
+            "Unable to initialize backend",
+        ),
+        (
+            "ERROR:root:Generation error for product row_0",
+            "python_basic",
+            "ERROR",
+            "root",
+            "Generation error for product row_0",
+        ),
+        (
+            "2026-11-29 18:35:15,123 - train - ERROR - step 1200 failed",
+            "asctime",
+            "ERROR",
+            "train",
+            "step 1200 failed",
+        ),
+        (
+            "(VllmWorkerProcess pid=1817) ERROR 07-01 22:45:31 [multiproc_worker_utils.py:239] boom",
+            "vllm",
+            "ERROR",
+            "multiproc_worker_utils.py:239",
+            "boom",
+        ),
+        (
+            "2015-10-18 18:01:47,978 INFO [main] org.apache.hadoop.MRAppMaster: Created",
+            "log4j",
+            "INFO",
+            None,
+            "[main] org.apache.hadoop.MRAppMaster: Created",
+        ),
+        (
+            "17/06/09 20:10:40 INFO executor.CoarseGrainedExecutorBackend: Registered",
+            "spark",
+            "INFO",
+            "executor.CoarseGrainedExecutorBackend",
+            "Registered",
+        ),
+        (
+            "Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure;",
+            "syslog",
+            None,
+            "sshd(pam_unix)",
+            "authentication failure;",
+        ),
+        (
+            "Jun 19 04:09:11 combo syslogd 1.4.1: restart.",
+            "syslog",
+            None,
+            "syslogd 1.4.1",
+            "restart.",
+        ),
+        (
+            "081109 203615 148 INFO dfs.DataNode$PacketResponder: PacketResponder 1 terminating",
+            "hdfs",
+            "INFO",
+            "dfs.DataNode$PacketResponder",
+            "PacketResponder 1 terminating",
+        ),
+        ("just some print() output", None, None, None, "just some print() output"),
+    ],
+)
+def test_grammar_fields(
+    line: str, grammar: str | None, level: str | None, logger: str | None, message: str
+) -> None:
+    row = _parse(line)
+    assert (row["grammar"], row["level"], row["logger"], row["message"]) == (
+        grammar,
+        level,
+        logger,
+        message,
+    )
+
+
+def test_every_grammar_has_a_positive_case_above() -> None:
+    names = {g.name for g in GRAMMARS}
+    tested = {
+        "absl",
+        "absl_epoch",
+        "tsl",
+        "jax_debug",
+        "python_basic",
+        "asctime",
+        "vllm",
+        "log4j",
+        "spark",
+        "hdfs",
+        "syslog",
+    }
+    assert names == tested
+
+
+def test_epoch_line_is_exact_to_the_microsecond() -> None:
+    row = _parse("I0000 00:00:1731424090.226654 1605757 cuda_dnn.cc:8310] x")
+    assert row["ts_quality"] == "exact"
+    assert _ns(row) == 1731424090_226654000
+
+
+def test_year_is_inferred_nearest_to_anchor_across_new_year() -> None:
+    december = _parse("I1231 23:59:59.000001 1 a.cc:1] x", anchor=dt.date(2027, 1, 2))
+    january = _parse("I0101 00:00:01.000000 1 a.cc:1] x", anchor=dt.date(2026, 12, 30))
+    assert december["ts"] == dt.datetime(2026, 12, 31, 23, 59, 59, 1, tzinfo=dt.UTC)
+    assert january["ts"] == dt.datetime(2027, 1, 1, 0, 0, 1, tzinfo=dt.UTC)
+    assert december["ts_quality"] == january["ts_quality"] == "inferred_year"
+
+
+def test_local_times_follow_the_zone() -> None:
+    utc = _parse("2026-11-29 18:35:15,123 - train - ERROR - x")
+    shanghai = _parse("2026-11-29 18:35:15,123 - train - ERROR - x", tz="Asia/Shanghai")
+    fixed = _parse("2026-11-29 18:35:15,123 - train - ERROR - x", tz="+08:00")
+    assert utc["ts_quality"] == "inferred_tz"
+    assert _ns(utc) - _ns(shanghai) == 8 * 3600 * 10**9
+    assert shanghai["ts"] == fixed["ts"]
+
+
+def test_wrappers_are_peeled_and_kept() -> None:
+    row = _parse(
+        "[pod/llm-0-x7k2p/jax-tpu] 2025-09-28T08:02:30.467665884Z "
+        "E1129 18:35:15.123456    1234 f.cc:1] wrapped"
+    )
+    assert (row["pod"], row["container"], row["grammar"], row["message"]) == (
+        "llm-0-x7k2p",
+        "jax-tpu",
+        "absl",
+        "wrapped",
+    )
+    assert row["ts_quality"] == "exact"
+    assert _ns(row) == 1759046550467665884
+    cri = _parse("2025-11-28T10:31:25.798804388+03:00 stderr F [rank3]: RuntimeError: x")
+    assert (cri["stream"], cri["rank"], cri["message"]) == ("stderr", 3, "RuntimeError: x")
+    assert _ns(cri) == 1764315085798804388
+
+
+def test_multi_line_payload_keeps_every_line() -> None:
+    row = _parse("E1129 18:35:15.123456 1 a.cc:1] first\n  second\nthird")
+    assert row["grammar"] == "absl"
+    assert row["message"] == "first\n  second\nthird"
+
+
+def test_timestamp_helpers() -> None:
+    frame = pl.DataFrame(
+        {
+            "t": [
+                "2026-11-29T18:35:15.123891042Z",
+                "2022-06-01T14:05:30Z",
+                "2026-11-29 18:35:15.123891 UTC",
+                "2026-11-29T18:35:15+0800",
+                "29/11/2026 18:35",
+            ]
+        }
+    )
+    parsed = frame.select(rfc3339(pl.col("t")).dt.epoch("ns")).to_series().to_list()
+    assert parsed == [
+        1795977315123891042,
+        1654092330000000000,
+        1795977315123891000,
+        1795948515000000000,
+        None,
+    ]
+    epoch = pl.select(epoch_seconds(pl.lit("1731424090.5")).dt.epoch("ns")).item()
+    assert epoch == 1731424090_500000000
+
+
+def test_check_tz() -> None:
+    assert check_tz(None) == "UTC"
+    assert check_tz("+05:30") == "+05:30"
+    assert check_tz("Europe/Zurich") == "Europe/Zurich"
+    with pytest.raises(UsageError, match="Mars/Olympus"):
+        check_tz("Mars/Olympus")

@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from analyzer.cli import app
+from tests.conftest import EXAMPLE
+
+runner = CliRunner(env={"COLUMNS": "200"})
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cli") / "case"
+    result = runner.invoke(app, ["ingest", str(EXAMPLE), "-o", str(out), "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "3 files, 113 records -> 106 rows" in result.stdout
+    return out
+
+
+def test_help_lists_the_commands() -> None:
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for command in ("ingest", "case", "query", "version"):
+        assert command in result.stdout
+
+
+def test_every_command_has_help_with_an_example() -> None:
+    for command in (["ingest"], ["case", "info"], ["query"]):
+        result = runner.invoke(app, [*command, "--help"])
+        assert result.exit_code == 0
+        assert "Example: culprit" in result.stdout
+
+
+def test_reingest_says_up_to_date(case: Path) -> None:
+    result = runner.invoke(app, ["ingest", str(EXAMPLE), "-o", str(case), "--quiet"])
+    assert result.exit_code == 0
+    assert "up to date" in result.stdout
+
+
+def test_case_info_table_and_json(case: Path) -> None:
+    table = runner.invoke(app, ["case", "info", str(case)])
+    assert table.exit_code == 0
+    assert "Rows by source and reader" in table.stdout
+    assert "cloud_logging.jsonl" in table.stdout
+    as_json = runner.invoke(app, ["case", "info", str(case), "--format", "json"])
+    info = json.loads(as_json.stdout)
+    assert info["meta"]["counts"]["rows"] == 106
+    assert info["hosts"] == 4
+
+
+def test_query_formats(case: Path, tmp_path: Path) -> None:
+    sql = "SELECT line, ts, severity FROM rows WHERE severity = 'CRITICAL' ORDER BY ts"
+    csv = runner.invoke(app, ["query", str(case), sql, "--format", "csv"])
+    assert csv.exit_code == 0
+    lines = csv.stdout.strip().splitlines()
+    assert lines[0] == '"line","ts","severity"'
+    assert len(lines) == 4
+    # Nanoseconds survive into text output.
+    assert lines[1].split(",")[1].strip('"').endswith("Z")
+    assert len(lines[1].split(",")[1].strip('"').split(".")[1]) == 10
+    as_json = runner.invoke(app, ["query", str(case), sql, "--format", "json"])
+    assert [json.loads(x)["severity"] for x in as_json.stdout.splitlines()] == ["CRITICAL"] * 3
+    out = tmp_path / "q.parquet"
+    parquet = runner.invoke(app, ["query", str(case), sql, "--format", "parquet", "-o", str(out)])
+    assert parquet.exit_code == 0
+    assert pq.read_table(out).num_rows == 3
+    table = runner.invoke(app, ["query", str(case), "SELECT count(*) AS n FROM rows"])
+    assert "106" in table.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["ingest", "/no/such/bundle", "-o", "/tmp/x"],
+            "/no/such/bundle: no such file or directory",
+        ),
+        (["case", "info", "/no/such/case"], "/no/such/case: no such case directory"),
+        (["ingest", str(EXAMPLE), "-o", "/tmp/x", "--tz", "Mars/Olympus"], "unknown time zone"),
+        (["ingest", str(EXAMPLE), "-o", "/tmp/x", "--reader", "nope"], "unknown reader 'nope'"),
+    ],
+)
+def test_errors_are_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("culprit: error: ")
+    assert message in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_bad_sql_is_one_line(case: Path) -> None:
+    result = runner.invoke(app, ["query", str(case), "SELECT * FROM nowhere"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("culprit: error: ")
+    assert result.stderr.count("\n") == 1
+    assert "nowhere" in result.stderr
+
+
+def test_python_dash_m_and_version() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "analyzer", "version"], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip()
+    assert runner.invoke(app, ["version"]).stdout.strip() == done.stdout.strip()
