@@ -147,8 +147,16 @@ class _GuardedStream:
     def read(self, size: int = -1, /) -> bytes:
         try:
             data = self._raw.read(size)
-        except (CorruptStreamError, ExpansionLimitError):
+        except ExpansionLimitError:
             raise
+        except CorruptStreamError as exc:
+            # The archive around this member broke off: say so at the member's own position.
+            raise CorruptStreamError(
+                f"the archive stream ends inside this member after {self._read:,} bytes "
+                f"({exc.message})",
+                decoded_bytes=self._read,
+                path=self._path,
+            ) from None
         except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
             raise CorruptStreamError(
                 f"member cannot be read to the end ({exc})",
@@ -218,14 +226,7 @@ class Bundle:
         Equal to :func:`content_hash_of` over the ``on_disk`` members of an ingest of the same
         bundle, so a case can tell whether a bundle changed without ingesting it again.
         """
-        pairs = []
-        for rel, file in self._disk_files():
-            digest = hashlib.sha256()
-            with open(file, "rb") as handle:
-                for block in iter(partial(handle.read, 1 << 20), b""):
-                    digest.update(block)
-            pairs.append((rel, digest.hexdigest()))
-        return content_hash_of(pairs)
+        return content_hash_of([(rel, _hash_file(file)) for rel, file in self._disk_files()])
 
     def _disk_files(self) -> Iterator[tuple[str, Path]]:
         for path, prefix in zip(self.inputs, self._prefixes, strict=True):
@@ -259,7 +260,14 @@ class Bundle:
         if archive_kind(path.name) and self.limits.max_depth >= 1:
             archive = Member(rel, st.st_size, st.st_mtime, "archive", on_disk=True)
             yield archive
-            yield from self._walk_archive(archive, _file_opener(path), rel, depth=1, on_disk=path)
+            yield from self._walk_archive(
+                archive,
+                _file_opener(path),
+                rel,
+                kind=archive_kind(path.name),
+                depth=1,
+                on_disk=path,
+            )
             return
         yield Member(rel, st.st_size, st.st_mtime, "file", opener=_file_opener(path), on_disk=True)
 
@@ -271,25 +279,29 @@ class Bundle:
         opener: Callable[[], Readable],
         prefix: str,
         *,
+        kind: Literal["tar", "zip"] | None,
         depth: int,
         on_disk: Path | None = None,
     ) -> Iterator[Member]:
         # A single archive given as the only input has no prefix: its members are the bundle.
         inner = "" if len(self.inputs) == 1 and on_disk in self.inputs else prefix
+        detail: str | None = None
         try:
-            if archive_kind(archive.path.rsplit("/", 1)[-1]) == "zip":
+            if kind == "zip":
                 yield from self._walk_zip(archive, opener, inner, depth, on_disk)
             else:
                 yield from self._walk_tar(archive, opener, inner, depth)
         except ExpansionLimitError as exc:
             if exc.scope == "bundle":
                 raise
-            yield Member(archive.path, 0, None, "damaged", detail=exc.message)
+            detail = exc.message
         except (CorruptStreamError, tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
             reason = exc.message if isinstance(exc, CorruptStreamError) else str(exc)
-            yield Member(
-                archive.path, 0, None, "damaged", detail=f"archive cannot be read on: {reason}"
-            )
+            detail = f"archive cannot be read on: {reason}"
+        if detail is not None:
+            if on_disk is not None and archive.sha256 is None:
+                archive.sha256 = _hash_file(on_disk)
+            yield Member(archive.path, 0, None, "damaged", detail=detail)
 
     def _walk_tar(
         self, archive: Member, opener: Callable[[], Readable], prefix: str, depth: int
@@ -331,7 +343,11 @@ class Bundle:
             nested = Member(rel, info.size, float(info.mtime), "archive")
             yield nested
             yield from self._walk_archive(
-                nested, partial(_tar_extract, tar, info), rel, depth=depth + 1
+                nested,
+                partial(_tar_extract, tar, info),
+                rel,
+                kind=archive_kind(clean),
+                depth=depth + 1,
             )
             return
         yield Member(
@@ -393,10 +409,20 @@ class Bundle:
             nested = Member(rel, info.file_size, mtime, "archive")
             yield nested
             yield from self._walk_archive(
-                nested, partial(_zip_open, archive, info), rel, depth=depth + 1
+                nested,
+                partial(_zip_open, archive, info, self.budget, rel),
+                rel,
+                kind=archive_kind(clean),
+                depth=depth + 1,
             )
             return
-        yield Member(rel, info.file_size, mtime, "file", opener=partial(_zip_open, archive, info))
+        yield Member(
+            rel,
+            info.file_size,
+            mtime,
+            "file",
+            opener=partial(_zip_open, archive, info, self.budget, rel),
+        )
 
 
 def _directory_link(full: Path, rel: str, real_root: str) -> Member:
@@ -419,8 +445,40 @@ def content_hash_of(pairs: Sequence[tuple[str, str]]) -> str:
     return digest.hexdigest()
 
 
-def _zip_open(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> Readable:
-    return archive.open(info)
+def _zip_open(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: ExpansionBudget, path: str
+) -> Readable:
+    return _Charged(archive.open(info), budget, info.compress_size, path)
+
+
+class _Charged:
+    """Charges bytes that zipfile inflated to the bundle's expansion budget."""
+
+    def __init__(self, raw: IO[bytes], budget: ExpansionBudget, compressed: int, path: str) -> None:
+        self._raw = raw
+        self._budget = budget
+        self._compressed = compressed
+        self._path = path
+        self._decoded = 0
+
+    def read(self, size: int = -1, /) -> bytes:
+        data = self._raw.read(size)
+        self._decoded += len(data)
+        self._budget.charge(
+            compressed=self._compressed, decoded=self._decoded, added=len(data), path=self._path
+        )
+        return data
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+def _hash_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(partial(handle.read, 1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _tar_extract(tar: tarfile.TarFile, info: tarfile.TarInfo) -> Readable:
@@ -511,12 +569,16 @@ def _input_prefixes(inputs: Sequence[Path]) -> list[str]:
     """Bundle-relative prefix of each input: none for one input, the input's name for several."""
     if len(inputs) == 1:
         return [""]
-    seen: dict[str, int] = {}
+    used: set[str] = set()
     prefixes = []
     for path in inputs:
         base = display_name(path.resolve().name or "input")
-        seen[base] = seen.get(base, 0) + 1
-        prefixes.append(base if seen[base] == 1 else f"{base}~{seen[base]}")
+        name, number = base, 1
+        while name in used:
+            number += 1
+            name = f"{base}~{number}"
+        used.add(name)
+        prefixes.append(name)
     return prefixes
 
 

@@ -11,13 +11,15 @@ import hashlib
 import io
 import zlib
 from dataclasses import dataclass, field
-from typing import Final, Protocol
+from typing import Any, Final, Protocol
 
-import pyarrow as pa
+import zstandard
 
 from analyzer.errors import BundleError, ExpansionLimitError
 
 READ_BLOCK: Final = 1 << 16
+_MIN_FEED: Final = 256
+_TARGET_OUTPUT: Final = 1 << 20
 GZIP_MAGIC: Final = b"\x1f\x8b"
 ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
 
@@ -123,7 +125,7 @@ class _Decoder:
         self._path = path
         self._pending = bytearray()
         self._done = False
-        self._failure: CorruptStreamError | None = None
+        self._failure: str | None = None
         self.decoded_bytes = 0
 
     def _produce(self) -> bytes:
@@ -131,11 +133,7 @@ class _Decoder:
 
     def _fail(self, why: str) -> None:
         self._done = True
-        self._failure = CorruptStreamError(
-            f"{why} after {self.decoded_bytes:,} decoded bytes",
-            decoded_bytes=self.decoded_bytes,
-            path=self._path,
-        )
+        self._failure = why
 
     def read(self, size: int = -1, /) -> bytes:
         while not self._done and (size < 0 or len(self._pending) < size):
@@ -150,75 +148,91 @@ class _Decoder:
                 )
                 self._pending += chunk
         if not self._pending and self._failure is not None:
-            failure, self._failure = self._failure, None
-            raise failure
+            why, self._failure = self._failure, None
+            raise CorruptStreamError(
+                f"{why} after {self.decoded_bytes:,} decoded bytes",
+                decoded_bytes=self.decoded_bytes,
+                path=self._path,
+            )
         take = len(self._pending) if size < 0 else min(size, len(self._pending))
         out = bytes(self._pending[:take])
         del self._pending[:take]
         return out
 
 
-class GzipDecoder(_Decoder):
-    """Streaming gzip decoder (multi-member aware) built on :mod:`zlib`.
+class _MemberDecoder(_Decoder):
+    """A decoder for formats made of concatenated members/frames (gzip, zstd).
 
-    Unlike :class:`gzip.GzipFile` it hands out every byte decoded before a truncation, then
-    raises :class:`CorruptStreamError`.
+    Every byte decoded before damage is handed out (unlike :class:`gzip.GzipFile`, which drops
+    the block it was working on), then :class:`CorruptStreamError` is raised. Zero padding
+    after the last member is accepted.
     """
 
-    compression = "gzip"
+    _errors: tuple[type[Exception], ...] = ()
 
     def __init__(
         self, source: Readable, stored: HashingReader, budget: ExpansionBudget, path: str | None
     ) -> None:
         super().__init__(source, stored, budget, path)
-        self._inflater = zlib.decompressobj(wbits=31)
+        self._inflater = self._new()
+        self._feed = _MIN_FEED
+
+    def _new(self) -> Any:
+        raise NotImplementedError
 
     def _produce(self) -> bytes:
-        compressed = self._source.read(READ_BLOCK)
+        compressed = self._source.read(self._feed)
         if not compressed:
             self._done = True
             if not self._inflater.eof:
-                tail = self._inflater.flush()
-                self._fail("gzip stream is truncated (no end-of-stream marker)")
+                tail: bytes = self._inflater.flush()
+                self._fail(f"{self.compression} stream is truncated (no end-of-stream marker)")
                 return tail
             return b""
-        try:
-            out = self._inflater.decompress(compressed)
-            while self._inflater.eof and self._inflater.unused_data:
-                rest = self._inflater.unused_data
-                if not rest.strip(b"\0"):
-                    break  # zero padding after the last member is harmless
-                self._inflater = zlib.decompressobj(wbits=31)
-                out += self._inflater.decompress(rest)
-        except zlib.error as exc:
-            self._fail(f"gzip stream is corrupt ({exc})")
-            return b""
-        return out
+        out = bytearray()
+        data = compressed
+        while data:
+            if self._inflater.eof:
+                if not data.strip(b"\0"):
+                    break
+                self._inflater = self._new()
+            try:
+                out += self._inflater.decompress(data)
+            except self._errors as exc:
+                self._fail(f"{self.compression} stream is corrupt ({exc})")
+                return bytes(out)
+            data = self._inflater.unused_data if self._inflater.eof else b""
+        # Feed less input when it expands a lot, so one call never materializes a bomb: the
+        # budget check after each call then refuses it with memory bounded by _TARGET_OUTPUT.
+        if out:  # a call that only consumed headers says nothing about the ratio
+            ratio = max(1.0, len(out) / len(compressed))
+            wanted = max(_MIN_FEED, _TARGET_OUTPUT / ratio)
+            self._feed = int(min(READ_BLOCK, wanted, self._feed * 4))
+        return bytes(out)
 
 
-class ZstdDecoder(_Decoder):
-    """Streaming zstd decoder using pyarrow's codec (no extra dependency).
+class GzipDecoder(_MemberDecoder):
+    """Streaming gzip (multi-member) decoder built on :mod:`zlib`."""
 
-    Small reads make pyarrow return every decodable byte before it reports truncation.
+    compression = "gzip"
+    _errors = (zlib.error,)
+
+    def _new(self) -> Any:
+        return zlib.decompressobj(wbits=31)
+
+
+class ZstdDecoder(_MemberDecoder):
+    """Streaming zstd (multi-frame) decoder built on ``zstandard``.
+
+    pyarrow can decode zstd too, but on a truncated stream it drops what it decoded in the
+    failing read (up to a whole read block); ``zstandard`` hands out every decodable byte.
     """
 
     compression = "zstd"
+    _errors = (zstandard.ZstdError,)
 
-    def __init__(
-        self, source: Readable, stored: HashingReader, budget: ExpansionBudget, path: str | None
-    ) -> None:
-        super().__init__(source, stored, budget, path)
-        self._stream = pa.CompressedInputStream(pa.PythonFile(source, mode="r"), "zstd")
-
-    def _produce(self) -> bytes:
-        try:
-            chunk = self._stream.read(READ_BLOCK)
-        except OSError as exc:
-            self._fail(f"zstd stream is truncated or corrupt ({exc})")
-            return b""
-        if not chunk:
-            self._done = True
-        return bytes(chunk)
+    def _new(self) -> Any:
+        return zstandard.ZstdDecompressor().decompressobj()
 
 
 class PlainReader:

@@ -29,14 +29,16 @@ EXCEPTION_LINE: Final = r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Faul
 _ERROR_LEVELS: Final = ("E", "F", "ERROR", "CRITICAL", "FATAL", "EXCEPTION")
 
 
-def mark_records(frame: pl.DataFrame, *, max_lines: int, max_bytes: int) -> pl.DataFrame:
+def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.LazyFrame:
     """Add ``record`` (a record number per line, null for skipped blank lines), ``is_header``
     (the line starts a record), ``is_split`` (the line starts a piece of a record that was cut
-    at the caps) and ``is_blank`` (a blank line outside any record) to a frame of lines.
+    at the caps), ``is_blank`` (a blank line outside any record) and ``joins_previous`` (the
+    line continues a CRI partial line: join it without a newline) to a frame of lines.
 
     ``frame`` needs ``text`` (the raw line), ``message`` (the line without prefixes),
-    ``grammar`` (null when no grammar matched) and ``level``. The first line always starts a
-    record unless it is blank.
+    ``grammar`` (null when no grammar matched), ``level`` and ``cri_tag``. The first line
+    always starts a record unless it is blank. Lazy in, lazy out: the caller decides when to
+    collect.
     """
     body = pl.col("message")
     blank = pl.col("text").str.strip_chars().str.len_bytes() == 0
@@ -60,30 +62,40 @@ def mark_records(frame: pl.DataFrame, *, max_lines: int, max_bytes: int) -> pl.D
     )
     opened = pl.col("_begin").cast(pl.Int32).cum_sum().shift(1, fill_value=0)
     closed = pl.col("_end").cast(pl.Int32).cum_sum().shift(1, fill_value=0)
-    flags = flags.with_columns((opened > closed).alias("_in_block"))
-
-    # Attributes of the previous non-blank line, for every non-blank line.
+    # Attributes of the previous non-blank line: blank lines are masked, then the last value
+    # before each line is carried forward over them.
     previous = ["_indented", "_tb", "_chain", "_error_header", "_colon"]
-    solid = flags.filter(~pl.col("is_blank")).select(
-        "_i", *[pl.col(c).shift(1).fill_null(False).alias(f"_prev{c}") for c in previous]
+    flags = flags.with_columns(
+        (opened > closed).alias("_in_block"),
+        *[
+            pl.when(pl.col("is_blank"))
+            .then(None)
+            .otherwise(pl.col(c))
+            .shift(1)
+            .forward_fill()
+            .fill_null(False)
+            .alias(f"_prev{c}")
+            for c in previous
+        ],
     )
-    flags = flags.join(solid, on="_i", how="left")
-    for column in previous:
-        flags = flags.with_columns(pl.col(f"_prev{column}").fill_null(False))
-
     first = pl.col("_i") == 0
-    continues = (
-        ~first
-        & ~pl.col("_matched")
-        & (
-            pl.col("_indented")
-            | pl.col("_chain")
-            | pl.col("_begin")
-            | pl.col("_in_block")
-            | pl.col("_end")
-            | (pl.col("_exc") & (pl.col("_prev_indented") | pl.col("_prev_tb")))
-            | (pl.col("_tb") & (pl.col("_prev_error_header") | pl.col("_prev_chain")))
-            | pl.col("_prev_colon")
+    # The container runtime splits long lines into CRI records tagged P (partial); the record
+    # after one belongs to the same line (formats.md §2.5).
+    after_partial = (pl.col("cri_tag").shift(1) == "P").fill_null(False)
+    continues = ~first & (
+        after_partial
+        | (
+            ~pl.col("_matched")
+            & (
+                pl.col("_indented")
+                | pl.col("_chain")
+                | pl.col("_begin")
+                | pl.col("_in_block")
+                | pl.col("_end")
+                | (pl.col("_exc") & (pl.col("_prev_indented") | pl.col("_prev_tb")))
+                | (pl.col("_tb") & (pl.col("_prev_error_header") | pl.col("_prev_chain")))
+                | pl.col("_prev_colon")
+            )
         )
     )
     flags = flags.with_columns(
@@ -107,10 +119,11 @@ def mark_records(frame: pl.DataFrame, *, max_lines: int, max_bytes: int) -> pl.D
         pl.when(pl.col("is_blank")).then(None).otherwise(pl.col("_record")).alias("record"),
         (pl.col("_start") & ~pl.col("_split")).alias("is_header"),
         pl.col("_split").alias("is_split"),
+        after_partial.alias("joins_previous"),
     )
 
 
-def _cap_records(flags: pl.DataFrame, *, max_lines: int, max_bytes: int) -> pl.DataFrame:
+def _cap_records(flags: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.LazyFrame:
     """Start a new record where one would pass ``max_lines`` or ``max_bytes``."""
     flags = flags.with_columns(
         pl.col("_start").cast(pl.Int64).cum_sum().alias("_raw_record"),

@@ -12,6 +12,8 @@ Grammar texts follow ``../shared/reference/formats.md`` §2.1, §5.1 and §5.4.
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -138,83 +140,75 @@ ANSI_ESCAPE: Final = r"\x1b\[[0-9;?]*[A-Za-z]"
 LOG_FILE_HEADER: Final = r"^Log file created at: (\d{4})/(\d{2})/(\d{2}) "
 
 
-def _peel(frame: pl.DataFrame, pattern: str, fields: dict[str, str]) -> pl.DataFrame:
-    """Extract a wrapper prefix from ``rest`` into ``fields`` (group -> column) and drop it."""
-    groups = pl.col("rest").str.extract_groups(pattern)
-    peeled = frame.with_columns(groups.alias("_w")).with_columns(
-        *[pl.col("_w").struct.field(group).alias(column) for group, column in fields.items()],
-        pl.col("rest")
-        .str.slice(pl.col("_w").struct.field("all").str.len_chars().fill_null(0))
-        .alias("rest"),
-    )
-    return peeled.drop("_w")
-
-
-def parse_lines(text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC") -> pl.DataFrame:
-    """Parse the prefix of every line in ``text``.
-
-    Args:
-        text: one line per value (no line terminators).
-        anchor: a date near the logs (one per line as a Date Series, or one for all), used
-            to give year-less timestamps their year.
-        tz: zone of local timestamps without an offset.
-
-    Returns:
-        A frame aligned with ``text`` with columns ``grammar`` (null when no grammar matched),
-        ``family`` (``plain`` when none matched), ``level``, ``logger``, ``tid``, ``host``,
-        ``message`` (the line without its prefixes), ``ts``, ``ts_quality``, ``payload_ts``
-        (the line's own stamp when a wrapper also had one), ``pod``, ``container``, ``rank``
-        and ``stream``.
-    """
-    frame = pl.DataFrame({"rest": text})
-    if isinstance(anchor, dt.date):
-        anchor_expr = pl.lit(anchor, dtype=pl.Date)
-    else:
-        frame = frame.with_columns(anchor.alias("_anchor").cast(pl.Date))
-        anchor_expr = pl.col("_anchor")
-    frame = _peel(frame, _KUBECTL_PREFIX, {"pod": "pod", "container": "container"})
-    frame = _peel(
-        frame, _TIMESTAMP_PREFIX, {"rfc": "wrap_ts", "stream": "stream", "tag": "cri_tag"}
-    )
-    frame = _peel(frame, _RANK_PREFIX, {"rank": "rank"})
-
-    matches = [
-        pl.col("rest").str.extract_groups(g.pattern).alias(f"_g{i}") for i, g in enumerate(GRAMMARS)
+def _peel(pattern: str, fields: dict[str, str]) -> list[list[pl.Expr]]:
+    """Stages that extract a wrapper prefix from ``rest`` into ``fields`` and drop it."""
+    groups = pl.col("rest").str.extract_groups(pattern).alias("_w")
+    return [
+        [groups],
+        [
+            *[pl.col("_w").struct.field(group).alias(column) for group, column in fields.items()],
+            pl.col("rest")
+            .str.slice(pl.col("_w").struct.field("all").str.len_chars().fill_null(0))
+            .alias("rest"),
+        ],
     ]
-    frame = frame.with_columns(matches)
+
+
+def _first_hit(values: list[pl.Expr], hit: list[pl.Expr]) -> pl.Expr:
+    """The value of the first grammar that matched (null when none did)."""
+    expr: Any = None
+    for matched, value in zip(hit, values, strict=True):
+        expr = pl.when(matched).then(value) if expr is None else expr.when(matched).then(value)
+    result: pl.Expr = expr.otherwise(None)
+    return result
+
+
+@functools.lru_cache(maxsize=16)
+def _plan(tz: str) -> tuple[list[list[pl.Expr]], list[pl.Expr]]:
+    """The expression stages of :func:`parse_lines` for one zone (built once, reused).
+
+    Building these expressions costs milliseconds; files are many and often small, so the
+    plan is made once per zone and every call runs it in one lazy query.
+    """
+    stages: list[list[pl.Expr]] = []
+    stages += _peel(_KUBECTL_PREFIX, {"pod": "pod", "container": "container"})
+    stages += _peel(_TIMESTAMP_PREFIX, {"rfc": "wrap_ts", "stream": "stream", "tag": "cri_tag"})
+    stages += _peel(_RANK_PREFIX, {"rank": "rank"})
+    stages.append(
+        [
+            pl.col("rest").str.extract_groups(g.pattern).alias(f"_g{i}")
+            for i, g in enumerate(GRAMMARS)
+        ]
+    )
     hit = [pl.col(f"_g{i}").struct.field("msg").is_not_null() for i in range(len(GRAMMARS))]
 
-    def pick(field: str) -> pl.Expr:
-        expr: Any = None
-        for i, grammar in enumerate(GRAMMARS):
-            if field not in _group_names(grammar.pattern):
-                value = pl.lit(None, dtype=pl.String)
-            else:
-                value = pl.col(f"_g{i}").struct.field(field)
-            expr = pl.when(hit[i]).then(value) if expr is None else expr.when(hit[i]).then(value)
-        assert expr is not None
-        result: pl.Expr = expr.otherwise(None)
-        return result
+    def field_of(field: str) -> pl.Expr:
+        values = [
+            pl.col(f"_g{i}").struct.field(field)
+            if field in _group_names(g.pattern)
+            else pl.lit(None, dtype=pl.String)
+            for i, g in enumerate(GRAMMARS)
+        ]
+        return _first_hit(values, hit).alias(f"_{field}")
 
-    def choose(values: list[str | None]) -> pl.Expr:
-        expr: Any = None
-        for i, value in enumerate(values):
-            lit = pl.lit(value, dtype=pl.String)
-            expr = pl.when(hit[i]).then(lit) if expr is None else expr.when(hit[i]).then(lit)
-        assert expr is not None
-        result: pl.Expr = expr.otherwise(None)
-        return result
+    def constant(values: list[str]) -> list[pl.Expr]:
+        return [pl.lit(value, dtype=pl.String) for value in values]
 
-    frame = frame.with_columns(
-        choose([g.name for g in GRAMMARS]).alias("grammar"),
-        choose([g.family for g in GRAMMARS]).alias("family"),
-        choose([g.stamp for g in GRAMMARS]).alias("_kind"),
-        *[pick(field).alias(f"_{field}") for field in _FIELDS],
+    stages.append(
+        [
+            _first_hit(constant([g.name for g in GRAMMARS]), hit).alias("grammar"),
+            _first_hit(constant([g.family for g in GRAMMARS]), hit).alias("family"),
+            _first_hit(constant([g.stamp for g in GRAMMARS]), hit).alias("_kind"),
+            *[field_of(field) for field in _FIELDS],
+        ]
     )
-    payload_ts = _stamp_expr(anchor_expr, tz)
-    wrap_ts = tsp.rfc3339(pl.col("wrap_ts"))
+    stages.append(
+        [
+            _stamp_expr(pl.col("_anchor"), tz).alias("payload_ts"),
+            tsp.rfc3339(pl.col("wrap_ts")).alias("_wrap_ts"),
+        ]
+    )
     kind = pl.col("_kind")
-    frame = frame.with_columns(payload_ts.alias("payload_ts"), wrap_ts.alias("_wrap_ts"))
     quality = (
         pl.when(pl.col("_wrap_ts").is_not_null())
         .then(pl.lit("exact"))
@@ -226,7 +220,7 @@ def parse_lines(text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC"
         .then(pl.lit("inferred_year"))
         .otherwise(pl.lit("inferred_tz"))
     )
-    return frame.select(
+    final = [
         pl.col("grammar"),
         pl.col("family").fill_null("plain"),
         pl.when(pl.col("_lvl").str.len_bytes() > 0).then(pl.col("_lvl")).alias("level"),
@@ -241,7 +235,43 @@ def parse_lines(text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC"
         pl.col("container"),
         pl.col("rank").cast(pl.Int32, strict=False),
         pl.col("stream"),
-    )
+        pl.col("cri_tag"),
+    ]
+    return stages, final
+
+
+def parse_lines(text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC") -> pl.DataFrame:
+    """Eager form of :func:`parse_lines_lazy`."""
+    return parse_lines_lazy(text, anchor=anchor, tz=tz).collect()
+
+
+def parse_lines_lazy(
+    text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC"
+) -> pl.LazyFrame:
+    """Parse the prefix of every line in ``text``.
+
+    Args:
+        text: one line per value (no line terminators).
+        anchor: a date near the logs (one per line as a Date Series, or one for all), used
+            to give year-less timestamps their year.
+        tz: zone of local timestamps without an offset.
+
+    Returns:
+        A frame aligned with ``text`` with columns ``grammar`` (null when no grammar matched),
+        ``family`` (``plain`` when none matched), ``level``, ``logger``, ``tid``, ``host``,
+        ``message`` (the line without its prefixes), ``ts``, ``ts_quality``, ``payload_ts``
+        (the line's own stamp when a wrapper also had one), ``pod``, ``container``, ``rank``,
+        ``stream`` and ``cri_tag`` (``P`` for a CRI partial line, ``F`` for a full one).
+    """
+    stages, final = _plan(tz)
+    if isinstance(anchor, dt.date):
+        anchors = pl.repeat(anchor, text.len(), dtype=pl.Date, eager=True)
+    else:
+        anchors = anchor.cast(pl.Date)
+    query = pl.LazyFrame({"rest": text, "_anchor": anchors})
+    for stage in stages:
+        query = query.with_columns(stage)
+    return query.select(final)
 
 
 def _stamp_expr(anchor: pl.Expr, tz: str) -> pl.Expr:
@@ -270,7 +300,35 @@ def _stamp_expr(anchor: pl.Expr, tz: str) -> pl.Expr:
     )
 
 
-def _group_names(pattern: str) -> set[str]:
-    import re
+@functools.lru_cache(maxsize=1)
+def _python_patterns() -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
+    wrappers = [re.compile(p) for p in (_KUBECTL_PREFIX, _TIMESTAMP_PREFIX, _RANK_PREFIX)]
+    return wrappers, [re.compile(g.pattern) for g in GRAMMARS]
 
+
+def share_recognized(lines: list[str]) -> float:
+    """Share of ``lines`` that a grammar or a timestamp wrapper recognizes.
+
+    For sniffing a file head: Python's ``re`` on at most a few hundred lines is cheaper than a
+    polars query, and close enough to the real grammars for a score.
+    """
+    if not lines:
+        return 0.0
+    wrappers, patterns = _python_patterns()
+    ansi = re.compile(ANSI_ESCAPE)
+    known = 0
+    for line in lines:
+        rest = ansi.sub("", line)
+        stamped = False
+        for wrapper in wrappers:
+            match = wrapper.match(rest)
+            if match:
+                stamped = stamped or bool(match.groupdict().get("rfc"))
+                rest = rest[match.end("all") :]
+        if stamped or any(pattern.match(rest) for pattern in patterns):
+            known += 1
+    return known / len(lines)
+
+
+def _group_names(pattern: str) -> set[str]:
     return set(re.findall(r"\(\?P<(\w+)>", pattern))

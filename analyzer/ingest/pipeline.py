@@ -147,6 +147,7 @@ class IngestRun:
         state = _FileState()
         try:
             content = Content(member.open(), self.bundle.budget, member.path)
+            record["compression"] = content.compression
         except OSError as exc:
             record["status"] = "unreadable"
             self.writer.add_issues(

@@ -10,6 +10,7 @@ claims, so nothing in a bundle is left unread.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterator
 from typing import ClassVar, Final, TypeVar
 
@@ -17,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from analyzer.ingest import grammars
-from analyzer.ingest.base import ReadContext
+from analyzer.ingest.base import SNIFF_BYTES, ReadContext
 from analyzer.ingest.extra import compact_json
 from analyzer.ingest.folding import EXCEPTION_LINE, TRACEBACK_HEADER, mark_records
 from analyzer.ingest.framing import LineChunk, iter_line_chunks, merge_chunks, take_lines
@@ -26,6 +27,7 @@ from analyzer.schema import host_expr, severity_expr
 from analyzer.streams import Content
 
 _SNIFF_LINES: Final = 200
+_ANCHOR_LINES: Final = 2000
 _T = TypeVar("_T")
 
 
@@ -54,10 +56,7 @@ class TextReader:
         lines = [line for line in lines if line.strip()]
         if not lines:
             return 0.05
-        parsed = grammars.parse_lines(pl.Series(lines, dtype=pl.String), anchor=dt.date.today())
-        known = parsed["grammar"].is_not_null() | parsed["ts"].is_not_null()
-        share = int(known.sum()) / len(lines)
-        return 0.05 + 0.55 * share
+        return 0.05 + 0.55 * grammars.share_recognized(lines)
 
     def read(self, content: Content, ctx: ReadContext) -> Iterator[pl.DataFrame]:
         """Stream the file as folded records (see module docstring)."""
@@ -65,6 +64,7 @@ class TextReader:
         carry: LineChunk | None = None
         anchor: dt.date | None = None
         last_ts: object = None
+        anchor = _year_anchor(content.head(SNIFF_BYTES), ctx, tz)
         for chunk, is_last in _with_last(iter_line_chunks(content, ctx)):
             if carry is not None:
                 chunk = merge_chunks(carry, chunk)
@@ -74,27 +74,19 @@ class TextReader:
             text, repaired = chunk.text()
             if b"\x1b" in chunk.data:
                 text = text.str.replace_all(grammars.ANSI_ESCAPE, "")
-            if anchor is None:
-                anchor = _year_anchor(text, ctx, tz)
-            frame = grammars.parse_lines(text, anchor=anchor, tz=tz).with_columns(
-                text=text,
-                line=pl.Series(chunk.line_numbers),
-                offset=pl.Series(chunk.offsets),
-            )
-            marked = mark_records(
-                frame,
-                max_lines=ctx.options.max_record_lines,
-                max_bytes=ctx.options.max_record_bytes,
-            )
-            keep = len(marked)
+            marked = self._mark(chunk, text, anchor, tz, ctx)
+            keep = marked.height
             if not is_last:
+                # The last record may go on in the next chunk: carry it over (the record caps
+                # bound how much can be carried).
                 starts = np.flatnonzero((marked["is_header"] | marked["is_split"]).to_numpy())
-                if starts.size and starts[-1] > 0:
-                    keep = int(starts[-1])
-                    carry = take_lines(chunk, keep)
-                    marked = marked.head(keep)
+                keep = int(starts[-1]) if starts.size else 0
+                carry = take_lines(chunk, keep)
+                if keep == 0:
+                    continue
+                marked = marked.head(keep)
             _note_repairs(chunk, repaired, keep, ctx)
-            rows = _records(marked, last_ts)
+            rows = _records(marked.lazy(), last_ts).collect()
             seen = rows["ts"].drop_nulls()
             if seen.len():
                 last_ts = seen[-1]
@@ -105,6 +97,21 @@ class TextReader:
             ctx.counts.folded += marked.height - blank - rows.height
             if rows.height:
                 yield rows
+
+    @staticmethod
+    def _mark(
+        chunk: LineChunk, text: pl.Series, anchor: dt.date, tz: str, ctx: ReadContext
+    ) -> pl.DataFrame:
+        parsed = grammars.parse_lines_lazy(text, anchor=anchor, tz=tz).with_columns(
+            text=text,
+            line=pl.Series(chunk.line_numbers),
+            offset=pl.Series(chunk.offsets),
+        )
+        return mark_records(
+            parsed,
+            max_lines=ctx.options.max_record_lines,
+            max_bytes=ctx.options.max_record_bytes,
+        ).collect()
 
 
 def _with_last(items: Iterator[_T]) -> Iterator[tuple[_T, bool]]:
@@ -136,9 +143,19 @@ def _note_repairs(chunk: LineChunk, repaired: np.ndarray, keep: int, ctx: ReadCo
         )
 
 
-def _records(marked: pl.DataFrame, last_ts: object) -> pl.DataFrame:
+def _records(marked: pl.LazyFrame, last_ts: object) -> pl.LazyFrame:
     """One row per record: header fields, folded message and extra JSON."""
-    piece = pl.when(pl.col("is_header")).then(pl.col("message")).otherwise(pl.col("text"))
+    # Continuation lines keep their text verbatim except for wrappers (kubectl/CRI prefixes,
+    # ANSI colours) that are not part of what the program wrote; CRI partial lines join the
+    # line before them without a newline.
+    starts_piece = pl.col("is_header") | pl.col("is_split")
+    piece = (
+        pl.when(starts_piece)
+        .then(pl.col("message"))
+        .when(pl.col("joins_previous"))
+        .then(pl.col("message"))
+        .otherwise(pl.concat_str([pl.lit("\n"), pl.col("message")]))
+    )
     grouped = (
         marked.filter(pl.col("record").is_not_null())
         .with_columns(
@@ -154,7 +171,7 @@ def _records(marked: pl.DataFrame, last_ts: object) -> pl.DataFrame:
             ).first(),
             pl.col("pod", "container", "rank", "tid", "payload_ts", "stream", "is_split").first(),
             (pl.col("message").first() == TRACEBACK_HEADER).alias("_traceback"),
-            pl.col("_piece").str.join("\n").alias("message"),
+            pl.col("_piece").str.join("").alias("message"),
             pl.len().alias("_lines"),
             pl.col("_exception").drop_nulls().last().alias("_exception"),
         )
@@ -195,25 +212,30 @@ def _records(marked: pl.DataFrame, last_ts: object) -> pl.DataFrame:
     )
 
 
-def _year_anchor(text: pl.Series, ctx: ReadContext, tz: str) -> dt.date:
+def _year_anchor(head: bytes, ctx: ReadContext, tz: str) -> dt.date:
     """A date near this file's logs, for stamps without a year.
 
-    In order: ``--year``; the glog/klog ``Log file created at:`` header; the first line of the
-    file whose own stamp has a year; the file's modification time.
+    In order: ``--year``; the glog/klog ``Log file created at:`` header; the first line in the
+    file's head whose own stamp carries a year; the file's modification time. Decided from the
+    head of the file so it does not depend on how the file is cut into chunks.
     """
     if ctx.options.year is not None:
         return dt.date(ctx.options.year, 7, 2)
-    head = text.head(20)
-    header = head.str.extract_groups(grammars.LOG_FILE_HEADER).struct.unnest().drop_nulls()
-    if header.height:
-        year, month, day = (int(v) for v in header.row(0))
-        try:
-            return dt.date(year, month, day)
-        except ValueError:
-            pass
-    parsed = grammars.parse_lines(text.head(2000), anchor=ctx.anchor_date(), tz=tz)
+    lines = head.decode("utf-8", "replace").splitlines()[:_ANCHOR_LINES]
+    for line in lines[:20]:
+        match = re.match(grammars.LOG_FILE_HEADER, line)
+        if match:
+            try:
+                return dt.date(*(int(part) for part in match.groups()))
+            except ValueError:
+                break
+    fallback = ctx.anchor_date()
+    if not lines:
+        return fallback
+    text = pl.Series(lines, dtype=pl.String).str.replace_all(grammars.ANSI_ESCAPE, "")
+    parsed = grammars.parse_lines(text, anchor=fallback, tz=tz)
     dated = parsed.filter(pl.col("ts_quality").is_in(["exact", "inferred_tz"]))["ts"].drop_nulls()
     if dated.len():
         first = dated.item(0)
         return first.date()  # type: ignore[no-any-return]
-    return ctx.anchor_date()
+    return fallback

@@ -13,7 +13,7 @@ def _records(
 ) -> list[list[str]]:
     text = pl.Series(lines, dtype=pl.String)
     frame = parse_lines(text, anchor=dt.date(2026, 11, 29)).with_columns(text=text)
-    marked = mark_records(frame, max_lines=max_lines, max_bytes=max_bytes)
+    marked = mark_records(frame.lazy(), max_lines=max_lines, max_bytes=max_bytes).collect()
     groups: dict[int, list[str]] = {}
     for record, line in marked.select("record", "text").iter_rows():
         if record is not None:
@@ -57,12 +57,12 @@ def test_standalone_traceback_and_chained_exceptions() -> None:
 
 def test_blank_lines_between_records_are_not_folded() -> None:
     marked = mark_records(
-        parse_lines(pl.Series([I, "", "", E]), anchor=dt.date(2026, 1, 1)).with_columns(
-            text=pl.Series([I, "", "", E])
-        ),
+        parse_lines(pl.Series([I, "", "", E]), anchor=dt.date(2026, 1, 1))
+        .with_columns(text=pl.Series([I, "", "", E]))
+        .lazy(),
         max_lines=500,
         max_bytes=1 << 20,
-    )
+    ).collect()
     assert marked["is_blank"].to_list() == [False, True, True, False]
     assert marked["record"].to_list()[1:3] == [None, None]
 
