@@ -36,7 +36,10 @@ from analyzer.ingest.base import Issue
 from analyzer.schema import CANONICAL_SCHEMA
 
 ROW_GROUP_ROWS: Final = 131_072
-PART_ROWS: Final = 4_000_000
+#: A row group is also closed at this many bytes of buffered Arrow data: Cloud Logging rows
+#: are kilobytes each, and 128k of them would hold hundreds of MB in memory.
+ROW_GROUP_BYTES: Final = 48 << 20
+PART_ROWS: Final = 1_000_000
 _ISSUE_BATCH: Final = 65_536
 _COMPRESSION: Final = {"compression": "zstd", "compression_level": 1}
 
@@ -70,6 +73,7 @@ class CaseWriter:
         self._part_files: list[set[int]] = []
         self._buffer: list[pa.Table] = []
         self._buffered = 0
+        self._buffered_bytes = 0
         self._keys: list[pl.DataFrame] = []
         self._issues: list[dict[str, Any]] = []
         self._issue_writer: pq.ParquetWriter | None = None
@@ -85,12 +89,13 @@ class CaseWriter:
             self._roll_part()
         self._buffer.append(table)
         self._buffered += table.num_rows
+        self._buffered_bytes += table.nbytes
         self._part_count += table.num_rows
         file_ids = pc.unique(table.column("file_id")).to_pylist()
         self._part_files[self._part_index].update(file_ids)
         if dedup_keys is not None and dedup_keys.height:
             self._keys.append(dedup_keys)
-        if self._buffered >= self._group_rows:
+        if self._buffered >= self._group_rows or self._buffered_bytes >= ROW_GROUP_BYTES:
             self._flush_rows()
 
     def _flush_rows(self) -> None:
@@ -98,7 +103,7 @@ class CaseWriter:
             return
         merged = pa.concat_tables(self._buffer).combine_chunks()
         self._part_writer.write_table(merged, row_group_size=self._group_rows)
-        self._buffer, self._buffered = [], 0
+        self._buffer, self._buffered, self._buffered_bytes = [], 0, 0
 
     def _roll_part(self) -> None:
         self._flush_rows()

@@ -561,21 +561,27 @@ def _derive(frame: pl.DataFrame, tz: str, ctx: ReadContext, framing: str) -> pl.
         logger.alias("logger"),
         pl.col("in_message").alias("message"),
         compact_json(
-            {
-                "logName": pl.col("log_name"),
-                "severity": pl.col("severity"),
-                "severity_origin": origin,
-                "receiveTimestamp": pl.col("receive"),
-                "payload_ts": pl.when(pl.col("_ts").is_not_null())
-                .then(pl.col("in_ts"))
-                .dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ"),
-                "payload_ts_quality": pl.when(pl.col("_ts").is_not_null()).then(
-                    pl.col("in_ts_quality")
+            [
+                ("logName", pl.col("log_name"), "text"),
+                ("severity", pl.col("severity"), "text"),
+                ("severity_origin", origin, "token"),
+                ("receiveTimestamp", pl.col("receive"), "text"),
+                (
+                    "payload_ts",
+                    pl.when(pl.col("_ts").is_not_null())
+                    .then(pl.col("in_ts"))
+                    .dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ"),
+                    "token",
                 ),
-                "trace": pl.col("trace"),
-                "tid": pl.col("in_tid"),
-            },
-            raw={name: pl.col(f"raw_{name}") for name in _RAW},
+                (
+                    "payload_ts_quality",
+                    pl.when(pl.col("_ts").is_not_null()).then(pl.col("in_ts_quality")),
+                    "token",
+                ),
+                ("trace", pl.col("trace"), "text"),
+                ("tid", pl.col("in_tid"), "token"),
+                *[(name, pl.col(f"raw_{name}"), "raw") for name in _RAW],
+            ]
         ).alias("extra"),
         pl.col("insert_id"),
         pl.when(pl.col("insert_id").is_not_null())

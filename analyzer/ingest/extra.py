@@ -1,28 +1,43 @@
-"""Build the ``extra`` column: a compact JSON object of the fields a row has beyond the schema."""
+"""Build the ``extra`` column: a compact JSON object of the fields a row has beyond the schema.
+
+Built with string concatenation over whole columns, because it runs on every row: only free
+text goes through a JSON encoder, values known to need no escaping are quoted directly.
+"""
 
 from __future__ import annotations
 
 import json
+from typing import Literal
 
 import polars as pl
 
+#: How a value is written: ``text`` is JSON-escaped; ``token`` is a string known to need no
+#: escaping (digits, ISO times, identifiers); ``number`` and ``bool`` are written bare; ``raw``
+#: is already JSON text (an object copied from the input).
+Kind = Literal["text", "token", "number", "bool", "raw"]
 
-def compact_json(fields: dict[str, pl.Expr], raw: dict[str, pl.Expr] | None = None) -> pl.Expr:
-    """A JSON object of the non-null ``fields`` per row (null when every field is null).
 
-    ``fields`` are JSON-encoded by polars (strings escaped, numbers and booleans typed);
-    ``raw`` values are already JSON text (objects taken verbatim from the input) and are
-    embedded as they are. Keys keep the given order.
-    """
-    fragments = []
-    for key, value in fields.items():
-        encoded = pl.struct(value.alias(key)).struct.json_encode()
-        fragment = encoded.str.slice(1, encoded.str.len_chars() - 2)
-        fragments.append(pl.when(value.is_not_null()).then(fragment))
-    for key, value in (raw or {}).items():
-        prefix = pl.lit(json.dumps(key) + ":")
-        fragments.append(pl.when(value.is_not_null()).then(pl.concat_str([prefix, value])))
-    joined = pl.concat_list(fragments).list.drop_nulls().list.join(",")
+def _value(value: pl.Expr, kind: Kind) -> pl.Expr:
+    if kind == "text":
+        encoded = pl.struct(value.alias("v")).struct.json_encode()
+        return encoded.str.slice(5, encoded.str.len_chars() - 6)
+    if kind == "token":
+        return pl.concat_str([pl.lit('"'), value, pl.lit('"')])
+    if kind == "bool":
+        return pl.when(value).then(pl.lit("true")).otherwise(pl.lit("false"))
+    return value.cast(pl.String)
+
+
+def compact_json(fields: list[tuple[str, pl.Expr, Kind]]) -> pl.Expr:
+    """A JSON object of the non-null ``fields`` (key, value, kind) per row, in the given
+    order; null when every field is null."""
+    parts = []
+    for key, value, kind in fields:
+        prefix = pl.lit("," + json.dumps(key) + ":")
+        parts.append(
+            pl.when(value.is_not_null()).then(pl.concat_str([prefix, _value(value, kind)]))
+        )
+    joined = pl.concat_str(parts, ignore_nulls=True)
     return pl.when(joined.str.len_bytes() > 0).then(
-        pl.concat_str([pl.lit("{"), joined, pl.lit("}")])
+        pl.concat_str([pl.lit("{"), joined.str.slice(1), pl.lit("}")])
     )

@@ -124,28 +124,30 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
 
 
 def _cap_records(flags: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.LazyFrame:
-    """Start a new record where one would pass ``max_lines`` or ``max_bytes``."""
-    flags = flags.with_columns(
-        pl.col("_start").cast(pl.Int64).cum_sum().alias("_raw_record"),
-        (pl.col("text").str.len_bytes() + 1).alias("_bytes"),
-    )
+    """Start a new record where one would pass ``max_lines`` or ``max_bytes``.
+
+    Positions and byte counts within a record come from running totals minus their value at
+    the record's first line (forward-filled), which avoids a per-record window.
+    """
     kept = ~pl.col("is_blank")
+    size = pl.when(kept).then(pl.col("text").str.len_bytes() + 1).otherwise(0)
     flags = flags.with_columns(
-        pl.when(kept).then(pl.int_range(pl.len()).over("_raw_record")).alias("_pos"),
-        pl.when(kept)
-        .then(pl.col("_bytes"))
-        .otherwise(0)
-        .cum_sum()
-        .over("_raw_record")
-        .alias("_cum"),
+        pl.when(pl.col("_start")).then(pl.col("_i")).forward_fill().alias("_head_i"),
+        size.cum_sum().alias("_total"),
+        size.alias("_size"),
+    )
+    flags = flags.with_columns(
+        (pl.col("_i") - pl.col("_head_i").fill_null(0)).alias("_pos"),
+        (
+            pl.col("_total")
+            - pl.when(pl.col("_start"))
+            .then(pl.col("_total") - pl.col("_size"))
+            .forward_fill()
+            .fill_null(0)
+        ).alias("_cum"),
     )
     piece = pl.max_horizontal(pl.col("_pos") // max_lines, (pl.col("_cum") - 1) // max_bytes)
-    flags = flags.with_columns(piece.alias("_piece"))
-    split = (
-        kept
-        & ~pl.col("_start")
-        & (pl.col("_piece") != pl.col("_piece").shift(1).over("_raw_record"))
-    )
-    flags = flags.with_columns(split.fill_null(False).alias("_split"))
+    split = kept & ~pl.col("_start") & (piece != piece.shift(1)).fill_null(False)
+    flags = flags.with_columns(split.alias("_split"))
     flags = flags.with_columns((pl.col("_start") | pl.col("_split")).alias("_start"))
     return flags.with_columns(pl.col("_start").cast(pl.Int64).cum_sum().alias("_record"))

@@ -15,37 +15,55 @@ import datetime as dt
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 import polars as pl
 
 from analyzer.ingest import timestamps as tsp
 
-StampKind = Literal["mmdd", "full", "epoch", "zoned", "yymmdd", "yymmdd_compact", "syslog", "none"]
+StampKind = Literal["epoch", "yearless", "local", "none"]
 
 
 @dataclass(frozen=True)
 class Grammar:
     """One line grammar.
 
-    ``pattern`` is anchored and uses the named groups ``lvl`` and ``msg`` (always), and
-    optionally ``stamp``, ``zone``, ``logger``, ``tid`` and ``host``. ``family`` becomes the
-    row's reader suffix (``text.absl``).
+    ``pattern`` is anchored, matches the line's prefix (the message is what follows it) and
+    uses the named group ``lvl`` and optionally ``stamp``, ``zone``, ``logger``, ``tid`` and
+    ``host``. ``family`` becomes the
+    row's reader suffix (``text.absl``). ``stamp`` says how the stamp is read: ``epoch``
+    seconds (exact), ``yearless`` (``fmt`` applied to the anchor's year followed by the
+    stamp), ``local`` (``fmt`` applied to the stamp, a local time) or ``none``.
     """
 
     name: str
     family: str
     pattern: str
     stamp: StampKind
+    fmt: str = ""
+
+    @functools.cached_property
+    def groups(self) -> frozenset[str]:
+        """Named groups of the pattern."""
+        return frozenset(re.findall(r"\(\?P<(\w+)>", self.pattern))
+
+    @functools.cached_property
+    def prefix(self) -> str:
+        """The pattern with the whole prefix captured as ``all``.
+
+        Only the prefix is captured: running the capture engine over the (long) message would
+        cost three times as much.
+        """
+        return f"^(?P<all>{self.pattern.removeprefix('^')})"
 
 
 _LOGGER_FILE: Final = r"(?P<logger>[^ :\]]+:\d+)"
-# The message may span lines when a Cloud Logging agent merged a traceback into one entry.
-_MSG: Final = r"(?P<msg>(?s:.*))$"
 _HMS: Final = r"\d{2}:\d{2}:\d{2}"
 _ISO_LOCAL: Final = rf"\d{{4}}-\d{{2}}-\d{{2}}[ T]{_HMS}(?:[,.]\d{{1,9}})?"
 _PY_LEVEL: Final = "DEBUG|INFO|WARNING|ERROR|CRITICAL"
 _JAVA_LEVEL: Final = "TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL|SEVERE"
+# asctime/log4j stamps vary (',' or '.' before the fraction, 'T' or ' '): normalized first.
+_ISO_FORMAT: Final = "%Y-%m-%d %H:%M:%S%.f"
 
 #: Tried in this order; the first match wins. Order matters where grammars overlap: the
 #: pre-``InitializeLog`` epoch form of absl must come before the ``MMDD`` form.
@@ -54,80 +72,87 @@ GRAMMARS: Final[tuple[Grammar, ...]] = (
         "absl_epoch",
         "absl",
         rf"^(?P<lvl>[IWEF])0000 00:00:(?P<stamp>\d+\.\d+) +(?P<tid>\d+) "
-        rf"{_LOGGER_FILE}\] ?{_MSG}",
+        rf"{_LOGGER_FILE}\] ?",
         "epoch",
     ),
     Grammar(
         "absl",
         "absl",
         rf"^(?P<lvl>[IWEF])(?P<stamp>\d{{4}} {_HMS}\.\d{{6}}) +(?P<tid>\d+) "
-        rf"{_LOGGER_FILE}\] ?{_MSG}",
-        "mmdd",
+        rf"{_LOGGER_FILE}\] ?",
+        "yearless",
+        "%Y%m%d %H:%M:%S%.f",
     ),
     Grammar(
         "tsl",
         "absl",
         rf"^(?P<stamp>\d{{4}}-\d{{2}}-\d{{2}} {_HMS}\.\d{{6}}): (?P<lvl>[IWEF])(?: +(?P<tid>\d+))? "
-        rf"(?P<logger>[^:\]]+:\d+)\] ?{_MSG}",
-        "full",
+        rf"(?P<logger>[^:\]]+:\d+)\] ?",
+        "local",
+        "%Y-%m-%d %H:%M:%S%.f",
     ),
     Grammar(
         "jax_debug",
         "python",
         rf"^(?P<lvl>{_PY_LEVEL}):(?P<stamp>\d{{4}}-\d{{2}}-\d{{2}} {_HMS},\d{{3}}):"
-        rf"(?P<logger>[^:]+:\d+): ?{_MSG}",
-        "full",
+        rf"(?P<logger>[^:]+:\d+): ?",
+        "local",
+        "%Y-%m-%d %H:%M:%S,%3f",
     ),
     Grammar(
         "python_basic",
         "python",
-        rf"^(?P<lvl>{_PY_LEVEL}):(?P<logger>[^:\s]*):{_MSG}",
+        rf"^(?P<lvl>{_PY_LEVEL}):(?P<logger>[^:\s]*):",
         "none",
     ),
     Grammar(
         "asctime",
         "python",
-        rf"^(?P<stamp>{_ISO_LOCAL}) - (?:(?P<logger>\S+) - )?(?P<lvl>[A-Z]+) - {_MSG}",
-        "full",
+        rf"^(?P<stamp>{_ISO_LOCAL}) - (?:(?P<logger>\S+) - )?(?P<lvl>[A-Z]+) - ",
+        "local",
+        _ISO_FORMAT,
     ),
     Grammar(
         "vllm",
         "vllm",
         rf"^(?:\([^)]*\) )?(?P<lvl>{_PY_LEVEL}) (?P<stamp>\d{{2}}-\d{{2}} {_HMS}) "
-        rf"\[(?P<logger>[^\]:]+:\d+)\] {_MSG}",
-        "mmdd",
+        rf"\[(?P<logger>[^\]:]+:\d+)\] ",
+        "yearless",
+        "%Y%m-%d %H:%M:%S",
     ),
     Grammar(
         "log4j",
         "log4j",
         rf"^(?P<stamp>{_ISO_LOCAL})(?P<zone>Z|[+-]\d{{2}}:?\d{{2}})?\s+(?:(?P<tid>\d+)\s+)?"
-        rf"\[?(?P<lvl>{_JAVA_LEVEL})\]?\s+{_MSG}",
-        "full",
+        rf"\[?(?P<lvl>{_JAVA_LEVEL})\]?\s+",
+        "local",
+        _ISO_FORMAT,
     ),
     Grammar(
         "spark",
         "log4j",
         rf"^(?P<stamp>\d{{2}}/\d{{2}}/\d{{2}} {_HMS})\s+(?P<lvl>{_JAVA_LEVEL})"
-        rf"\s+(?:(?P<logger>[\w.$]+):\s)?{_MSG}",
-        "yymmdd",
+        rf"\s+(?:(?P<logger>[\w.$]+):\s)?",
+        "local",
+        "%y/%m/%d %H:%M:%S",
     ),
     Grammar(
         "hdfs",
         "log4j",
         rf"^(?P<stamp>\d{{6}} \d{{6}}) (?P<tid>\d+) (?P<lvl>{_JAVA_LEVEL}) "
-        rf"(?P<logger>[\w.$]+): {_MSG}",
-        "yymmdd_compact",
+        rf"(?P<logger>[\w.$]+): ",
+        "local",
+        "%y%m%d %H%M%S",
     ),
     Grammar(
         "syslog",
         "syslog",
         rf"^(?P<stamp>[A-Z][a-z]{{2}} +\d{{1,2}} {_HMS}(?:\.\d{{1,6}})?) (?P<host>[^\s\[\]:]+) +"
-        rf"(?P<logger>[^\[:\s](?:[^\[:]*[^\[:\s])?)(?:\[(?P<tid>\d+)\])?: ?(?P<lvl>){_MSG}",
-        "syslog",
+        rf"(?P<logger>[^\[:\s](?:[^\[:]*[^\[:\s])?)(?:\[(?P<tid>\d+)\])?: ?(?P<lvl>)",
+        "yearless",
+        "%Y%b %d %H:%M:%S%.f",
     ),
 )
-
-_FIELDS: Final = ("lvl", "msg", "stamp", "zone", "logger", "tid", "host")
 
 # Wrappers other tools add in front of a line; peeled off in this order.
 _KUBECTL_PREFIX: Final = r"^(?P<all>\[pod/(?P<pod>[^/\]\s]+)/(?P<container>[^\]\s]+)\] )"
@@ -136,118 +161,40 @@ _TIMESTAMP_PREFIX: Final = (
     r"(?:(?P<stream>stdout|stderr) (?P<tag>[PF]) )?)"
 )
 _RANK_PREFIX: Final = r"^(?P<all>\[rank(?P<rank>\d+)\]: ?)"
+_ANY_WRAPPER: Final = r"^(?:\[pod/|\[rank\d|\d{4}-\d{2}-\d{2}T)"
 ANSI_ESCAPE: Final = r"\x1b\[[0-9;?]*[A-Za-z]"
 LOG_FILE_HEADER: Final = r"^Log file created at: (\d{4})/(\d{2})/(\d{2}) "
+_HALF_YEAR: Final = dt.timedelta(days=183)
 
-
-def _peel(pattern: str, fields: dict[str, str]) -> list[list[pl.Expr]]:
-    """Stages that extract a wrapper prefix from ``rest`` into ``fields`` and drop it."""
-    groups = pl.col("rest").str.extract_groups(pattern).alias("_w")
-    return [
-        [groups],
-        [
-            *[pl.col("_w").struct.field(group).alias(column) for group, column in fields.items()],
-            pl.col("rest")
-            .str.slice(pl.col("_w").struct.field("all").str.len_chars().fill_null(0))
-            .alias("rest"),
-        ],
-    ]
-
-
-def _first_hit(values: list[pl.Expr], hit: list[pl.Expr]) -> pl.Expr:
-    """The value of the first grammar that matched (null when none did)."""
-    expr: Any = None
-    for matched, value in zip(hit, values, strict=True):
-        expr = pl.when(matched).then(value) if expr is None else expr.when(matched).then(value)
-    result: pl.Expr = expr.otherwise(None)
-    return result
-
-
-@functools.lru_cache(maxsize=16)
-def _plan(tz: str) -> tuple[list[list[pl.Expr]], list[pl.Expr]]:
-    """The expression stages of :func:`parse_lines` for one zone (built once, reused).
-
-    Building these expressions costs milliseconds; files are many and often small, so the
-    plan is made once per zone and every call runs it in one lazy query.
-    """
-    stages: list[list[pl.Expr]] = []
-    stages += _peel(_KUBECTL_PREFIX, {"pod": "pod", "container": "container"})
-    stages += _peel(_TIMESTAMP_PREFIX, {"rfc": "wrap_ts", "stream": "stream", "tag": "cri_tag"})
-    stages += _peel(_RANK_PREFIX, {"rank": "rank"})
-    stages.append(
-        [
-            pl.col("rest").str.extract_groups(g.pattern).alias(f"_g{i}")
-            for i, g in enumerate(GRAMMARS)
-        ]
-    )
-    hit = [pl.col(f"_g{i}").struct.field("msg").is_not_null() for i in range(len(GRAMMARS))]
-
-    def field_of(field: str) -> pl.Expr:
-        values = [
-            pl.col(f"_g{i}").struct.field(field)
-            if field in _group_names(g.pattern)
-            else pl.lit(None, dtype=pl.String)
-            for i, g in enumerate(GRAMMARS)
-        ]
-        return _first_hit(values, hit).alias(f"_{field}")
-
-    def constant(values: list[str]) -> list[pl.Expr]:
-        return [pl.lit(value, dtype=pl.String) for value in values]
-
-    stages.append(
-        [
-            _first_hit(constant([g.name for g in GRAMMARS]), hit).alias("grammar"),
-            _first_hit(constant([g.family for g in GRAMMARS]), hit).alias("family"),
-            _first_hit(constant([g.stamp for g in GRAMMARS]), hit).alias("_kind"),
-            *[field_of(field) for field in _FIELDS],
-        ]
-    )
-    stages.append(
-        [
-            _stamp_expr(pl.col("_anchor"), tz).alias("payload_ts"),
-            tsp.rfc3339(pl.col("wrap_ts")).alias("_wrap_ts"),
-        ]
-    )
-    kind = pl.col("_kind")
-    quality = (
-        pl.when(pl.col("_wrap_ts").is_not_null())
-        .then(pl.lit("exact"))
-        .when(pl.col("payload_ts").is_null())
-        .then(pl.lit(None, dtype=pl.String))
-        .when(kind.is_in(["epoch", "zoned"]))
-        .then(pl.lit("exact"))
-        .when(kind.is_in(["mmdd", "syslog"]))
-        .then(pl.lit("inferred_year"))
-        .otherwise(pl.lit("inferred_tz"))
-    )
-    final = [
-        pl.col("grammar"),
-        pl.col("family").fill_null("plain"),
-        pl.when(pl.col("_lvl").str.len_bytes() > 0).then(pl.col("_lvl")).alias("level"),
-        pl.col("_logger").alias("logger"),
-        pl.col("_tid").alias("tid"),
-        pl.col("_host").alias("host"),
-        pl.coalesce(pl.col("_msg"), pl.col("rest")).alias("message"),
-        pl.coalesce(pl.col("_wrap_ts"), pl.col("payload_ts")).alias("ts"),
-        quality.alias("ts_quality"),
-        pl.when(pl.col("_wrap_ts").is_not_null()).then(pl.col("payload_ts")).alias("payload_ts"),
-        pl.col("pod"),
-        pl.col("container"),
-        pl.col("rank").cast(pl.Int32, strict=False),
-        pl.col("stream"),
-        pl.col("cri_tag"),
-    ]
-    return stages, final
+#: Columns of :func:`parse_lines`' result, with their types.
+OUTPUT: Final[dict[str, pl.DataType]] = {
+    "grammar": pl.String(),
+    "family": pl.String(),
+    "level": pl.String(),
+    "logger": pl.String(),
+    "tid": pl.String(),
+    "host": pl.String(),
+    "message": pl.String(),
+    "ts": pl.Datetime("ns", "UTC"),
+    "ts_quality": pl.String(),
+    "payload_ts": pl.Datetime("ns", "UTC"),
+    "pod": pl.String(),
+    "container": pl.String(),
+    "rank": pl.Int32(),
+    "stream": pl.String(),
+    "cri_tag": pl.String(),
+}
+_WRAPPED: Final = {
+    "pod": "pod",
+    "container": "container",
+    "wrap_ts": "rfc",
+    "stream": "stream",
+    "cri_tag": "tag",
+    "rank": "rank",
+}
 
 
 def parse_lines(text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC") -> pl.DataFrame:
-    """Eager form of :func:`parse_lines_lazy`."""
-    return parse_lines_lazy(text, anchor=anchor, tz=tz).collect()
-
-
-def parse_lines_lazy(
-    text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC"
-) -> pl.LazyFrame:
     """Parse the prefix of every line in ``text``.
 
     Args:
@@ -257,53 +204,198 @@ def parse_lines_lazy(
         tz: zone of local timestamps without an offset.
 
     Returns:
-        A frame aligned with ``text`` with columns ``grammar`` (null when no grammar matched),
-        ``family`` (``plain`` when none matched), ``level``, ``logger``, ``tid``, ``host``,
-        ``message`` (the line without its prefixes), ``ts``, ``ts_quality``, ``payload_ts``
-        (the line's own stamp when a wrapper also had one), ``pod``, ``container``, ``rank``,
-        ``stream`` and ``cri_tag`` (``P`` for a CRI partial line, ``F`` for a full one).
+        A frame aligned with ``text`` with the columns of :data:`OUTPUT`: ``grammar`` (null
+        when no grammar matched), ``family`` (``plain`` when none matched), ``level``,
+        ``logger``, ``tid``, ``host``, ``message`` (the line without its prefixes), ``ts``,
+        ``ts_quality``, ``payload_ts`` (the line's own stamp when a wrapper also had one),
+        ``pod``, ``container``, ``rank``, ``stream`` and ``cri_tag`` (``P`` for a CRI partial
+        line, ``F`` for a full one).
+
+    Each grammar's regex runs only on the lines no earlier grammar matched, and each
+    timestamp rule only on the lines of its grammar, so the cost is about one regex match
+    and one timestamp parse per line.
     """
-    stages, final = _plan(tz)
+    frame = pl.DataFrame({"rest": text}).with_row_index("_row")
     if isinstance(anchor, dt.date):
-        anchors = pl.repeat(anchor, text.len(), dtype=pl.Date, eager=True)
+        frame = frame.with_columns(pl.lit(anchor, dtype=pl.Date).alias("_anchor"))
     else:
-        anchors = anchor.cast(pl.Date)
-    query = pl.LazyFrame({"rest": text, "_anchor": anchors})
-    for stage in stages:
-        query = query.with_columns(stage)
-    return query.select(final)
+        frame = frame.with_columns(anchor.cast(pl.Date).alias("_anchor"))
+    frame = _peel_wrappers(frame)
+    parts: list[pl.DataFrame] = []
+    remaining = frame
+    for grammar in GRAMMARS:
+        if remaining.height == 0:
+            break
+        groups = remaining["rest"].str.extract_groups(grammar.prefix)
+        hit = groups.struct.field("all").is_not_null()
+        if hit.any():
+            matched = remaining.filter(hit).with_columns(groups.filter(hit).struct.unnest())
+            matched = matched.with_columns(
+                pl.col("rest").str.slice(pl.col("all").str.len_chars()).alias("msg")
+            )
+            parts.append(_finish(matched, grammar, tz))
+            remaining = remaining.filter(~hit)
+    parts.append(_finish(remaining, None, tz))
+    return pl.concat(parts, how="vertical").sort("_row").drop("_row")
 
 
-def _stamp_expr(anchor: pl.Expr, tz: str) -> pl.Expr:
-    """The line's own timestamp from ``_stamp``/``_zone`` according to ``_kind``."""
-    stamp = pl.col("_stamp")
-    kind = pl.col("_kind")
-    full = stamp.str.replace(",", ".", literal=True).str.replace("T", " ", literal=True)
-    zoned = pl.concat_str([full.str.replace(" ", "T", literal=True), pl.col("_zone")])
-    mmdd = stamp.str.replace(r"^(\d{2})-?(\d{2}) ", "${1}-${2} ")
-    return (
-        pl.when(kind == "epoch")
-        .then(tsp.epoch_seconds(stamp))
-        .when((kind == "full") & pl.col("_zone").is_not_null())
-        .then(tsp.rfc3339(zoned))
-        .when(kind == "full")
-        .then(tsp.local_time(full, "%Y-%m-%d %H:%M:%S%.f", tz))
-        .when(kind == "mmdd")
-        .then(tsp.yearless(mmdd, "%Y-%m-%d %H:%M:%S%.f", anchor, tz))
-        .when(kind == "yymmdd")
-        .then(tsp.local_time(stamp, "%y/%m/%d %H:%M:%S", tz))
-        .when(kind == "yymmdd_compact")
-        .then(tsp.local_time(stamp, "%y%m%d %H%M%S", tz))
-        .when(kind == "syslog")
-        .then(tsp.yearless(stamp.str.replace(r" +", " "), "%Y-%b %d %H:%M:%S%.f", anchor, tz))
-        .otherwise(None)
+def parse_lines_lazy(
+    text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC"
+) -> pl.LazyFrame:
+    """:func:`parse_lines` as a LazyFrame, for callers that chain more work."""
+    return parse_lines(text, anchor=anchor, tz=tz).lazy()
+
+
+def _peel_wrappers(frame: pl.DataFrame) -> pl.DataFrame:
+    """Peel kubectl/CRI/torchrun wrappers off ``rest`` (skipped when no line has one)."""
+    if not frame.select(pl.col("rest").str.contains(_ANY_WRAPPER).any()).item():
+        return frame.with_columns(
+            *[pl.lit(None, dtype=pl.String).alias(name) for name in _WRAPPED if name != "rank"],
+            pl.lit(None, dtype=pl.Int32).alias("rank"),
+        )
+    query = frame.lazy()
+    for pattern, fields in (
+        (_KUBECTL_PREFIX, {"pod": "pod", "container": "container"}),
+        (_TIMESTAMP_PREFIX, {"rfc": "wrap_ts", "stream": "stream", "tag": "cri_tag"}),
+        (_RANK_PREFIX, {"rank": "rank"}),
+    ):
+        query = query.with_columns(pl.col("rest").str.extract_groups(pattern).alias("_w"))
+        query = query.with_columns(
+            *[pl.col("_w").struct.field(group).alias(column) for group, column in fields.items()],
+            pl.col("rest")
+            .str.slice(pl.col("_w").struct.field("all").str.len_chars().fill_null(0))
+            .alias("rest"),
+        ).drop("_w")
+    return query.with_columns(pl.col("rank").cast(pl.Int32, strict=False)).collect()
+
+
+def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFrame:
+    """The :data:`OUTPUT` columns (plus ``_row``) for the lines one grammar matched."""
+
+    def group(name: str) -> pl.Expr:
+        if grammar is not None and name in grammar.groups:
+            return pl.col(name)
+        return pl.lit(None, dtype=pl.String)
+
+    kind = grammar.stamp if grammar is not None else "none"
+    own_ts = _own_timestamp(part, grammar, tz) if kind != "none" and part.height else None
+    wrap_ts = tsp.rfc3339(pl.col("wrap_ts"))
+    if own_ts is None:
+        own = pl.lit(None, dtype=pl.Datetime("ns", "UTC"))
+        own_quality = pl.lit(None, dtype=pl.String)
+    else:
+        part = part.with_columns(own_ts.alias("_own_ts"))
+        own = pl.col("_own_ts")
+        exact = kind == "epoch"
+        quality = "exact" if exact else "inferred_year" if kind == "yearless" else "inferred_tz"
+        own_quality = pl.when(own.is_null()).then(None).otherwise(pl.lit(quality))
+        if "zone" in (grammar.groups if grammar else ()):
+            own_quality = (
+                pl.when(pl.col("zone").is_not_null()).then(pl.lit("exact")).otherwise(own_quality)
+            )
+    level = group("lvl")
+    return part.select(
+        pl.col("_row"),
+        pl.lit(grammar.name if grammar else None, dtype=pl.String).alias("grammar"),
+        pl.lit(grammar.family if grammar else "plain", dtype=pl.String).alias("family"),
+        pl.when(level.str.len_bytes() > 0).then(level).alias("level"),
+        group("logger").alias("logger"),
+        group("tid").alias("tid"),
+        group("host").alias("host"),
+        (pl.col("msg") if grammar else pl.col("rest")).alias("message"),
+        pl.coalesce(wrap_ts, own).alias("ts"),
+        pl.when(wrap_ts.is_not_null())
+        .then(pl.lit("exact"))
+        .otherwise(own_quality)
+        .alias("ts_quality"),
+        pl.when(wrap_ts.is_not_null()).then(own).alias("payload_ts"),
+        pl.col("pod"),
+        pl.col("container"),
+        pl.col("rank"),
+        pl.col("stream"),
+        pl.col("cri_tag"),
     )
+
+
+def _own_timestamp(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.Series | None:
+    """The line's own stamp, parsed the way its grammar says (UTC, nanoseconds)."""
+    assert grammar is not None
+    stamp = part["stamp"]
+    if grammar.stamp == "epoch":
+        return part.select(tsp.epoch_seconds(pl.col("stamp"))).to_series()
+    if grammar.stamp == "local":
+        if grammar.fmt == _ISO_FORMAT:
+            stamp = stamp.str.replace(",", ".", literal=True).str.replace("T", " ", literal=True)
+        if "zone" in grammar.groups:
+            zoned = part.select(
+                tsp.rfc3339(
+                    pl.concat_str([stamp.str.replace(" ", "T", literal=True), pl.col("zone")])
+                )
+            ).to_series()
+        else:
+            zoned = None
+        local = _local(stamp, grammar.fmt, tz)
+        return local if zoned is None else zoned.fill_null(local)
+    # yearless: the anchor's year first, then one year towards the anchor where that lands
+    # more than half a year away (December lines in a January file).
+    if grammar.name == "syslog":
+        stamp = stamp.str.replace(r" +", " ")
+    anchors = part["_anchor"]
+    years = anchors.dt.year()
+    first = _local(
+        years.cast(pl.String) + stamp,
+        grammar.fmt,
+        tz,
+    )
+    gap = first - anchors.cast(pl.Datetime("ns")).dt.replace_time_zone("UTC")
+    late, early = gap > _HALF_YEAR, gap < -_HALF_YEAR
+    if not (late.any() or early.any()):
+        return first
+    shift = pl.Series(late.cast(pl.Int32) * -1 + early.cast(pl.Int32))
+    moved = _local((years + shift).cast(pl.String) + stamp, grammar.fmt, tz)
+    return pl.select(pl.when(late | early).then(moved).otherwise(first)).to_series()
+
+
+def _local(text: pl.Series, fmt: str, tz: str) -> pl.Series:
+    if tz == "UTC":
+        return text.str.to_datetime(fmt, time_unit="ns", time_zone="UTC", strict=False)
+    naive = text.str.to_datetime(fmt, time_unit="ns", strict=False)
+    return naive.dt.replace_time_zone(
+        tz, ambiguous="earliest", non_existent="null"
+    ).dt.convert_time_zone("UTC")
+
+
+_ANSI: Final = re.compile(ANSI_ESCAPE)
 
 
 @functools.lru_cache(maxsize=1)
 def _python_patterns() -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
     wrappers = [re.compile(p) for p in (_KUBECTL_PREFIX, _TIMESTAMP_PREFIX, _RANK_PREFIX)]
-    return wrappers, [re.compile(g.pattern) for g in GRAMMARS]
+    return wrappers, [re.compile(g.prefix) for g in GRAMMARS]
+
+
+def _unwrapped(line: str) -> tuple[str, bool]:
+    """A line without ANSI colours and wrappers, and whether a wrapper carried a timestamp."""
+    wrappers, _ = _python_patterns()
+    rest = _ANSI.sub("", line)
+    stamped = False
+    for wrapper in wrappers:
+        match = wrapper.match(rest)
+        if match:
+            stamped = stamped or bool(match.groupdict().get("rfc"))
+            rest = rest[match.end("all") :]
+    return rest, stamped
+
+
+def any_yearless(lines: list[str]) -> bool:
+    """Whether any line starts with a stamp that has no year (absl ``MMDD``, syslog, vLLM)."""
+    _, patterns = _python_patterns()
+    yearless = [p for p, g in zip(patterns, GRAMMARS, strict=True) if g.stamp == "yearless"]
+    for line in lines:
+        rest, _ = _unwrapped(line)
+        if any(pattern.match(rest) for pattern in yearless):
+            return True
+    return False
 
 
 def share_recognized(lines: list[str]) -> float:
@@ -314,21 +406,10 @@ def share_recognized(lines: list[str]) -> float:
     """
     if not lines:
         return 0.0
-    wrappers, patterns = _python_patterns()
-    ansi = re.compile(ANSI_ESCAPE)
+    _, patterns = _python_patterns()
     known = 0
     for line in lines:
-        rest = ansi.sub("", line)
-        stamped = False
-        for wrapper in wrappers:
-            match = wrapper.match(rest)
-            if match:
-                stamped = stamped or bool(match.groupdict().get("rfc"))
-                rest = rest[match.end("all") :]
+        rest, stamped = _unwrapped(line)
         if stamped or any(pattern.match(rest) for pattern in patterns):
             known += 1
     return known / len(lines)
-
-
-def _group_names(pattern: str) -> set[str]:
-    return set(re.findall(r"\(\?P<(\w+)>", pattern))

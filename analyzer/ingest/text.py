@@ -27,7 +27,7 @@ from analyzer.schema import host_expr, severity_expr
 from analyzer.streams import Content
 
 _SNIFF_LINES: Final = 200
-_ANCHOR_LINES: Final = 2000
+_ANCHOR_LINES: Final = 500
 _T = TypeVar("_T")
 
 
@@ -144,20 +144,33 @@ def _note_repairs(chunk: LineChunk, repaired: np.ndarray, keep: int, ctx: ReadCo
 
 
 def _records(marked: pl.LazyFrame, last_ts: object) -> pl.LazyFrame:
-    """One row per record: header fields, folded message and extra JSON."""
+    """One row per record: header fields, folded message and extra JSON.
+
+    Most records are one line; only the lines of multi-line records go through a group-by.
+    """
+    lines = marked.filter(pl.col("record").is_not_null())
+    record = pl.col("record")
+    multi = (record == record.shift(-1)).fill_null(False) | (record == record.shift(1)).fill_null(
+        False
+    )
+    single = lines.filter(~multi).select(
+        *_FIRST,
+        (pl.col("message") == TRACEBACK_HEADER).alias("_traceback"),
+        pl.col("message"),
+        pl.lit(1, dtype=pl.UInt32).alias("_lines"),
+        pl.lit(None, dtype=pl.String).alias("_exception"),
+    )
     # Continuation lines keep their text verbatim except for wrappers (kubectl/CRI prefixes,
     # ANSI colours) that are not part of what the program wrote; CRI partial lines join the
     # line before them without a newline.
     starts_piece = pl.col("is_header") | pl.col("is_split")
     piece = (
-        pl.when(starts_piece)
-        .then(pl.col("message"))
-        .when(pl.col("joins_previous"))
+        pl.when(starts_piece | pl.col("joins_previous"))
         .then(pl.col("message"))
         .otherwise(pl.concat_str([pl.lit("\n"), pl.col("message")]))
     )
     grouped = (
-        marked.filter(pl.col("record").is_not_null())
+        lines.filter(multi)
         .with_columns(
             piece.alias("_piece"),
             pl.when(pl.col("message").str.contains(EXCEPTION_LINE) & ~pl.col("is_header"))
@@ -166,20 +179,19 @@ def _records(marked: pl.LazyFrame, last_ts: object) -> pl.LazyFrame:
         )
         .group_by("record", maintain_order=True)
         .agg(
-            pl.col(
-                "line", "offset", "ts", "ts_quality", "level", "logger", "family", "host"
-            ).first(),
-            pl.col("pod", "container", "rank", "tid", "payload_ts", "stream", "is_split").first(),
+            pl.col(*_FIRST).first(),
             (pl.col("message").first() == TRACEBACK_HEADER).alias("_traceback"),
             pl.col("_piece").str.join("").alias("message"),
             pl.len().alias("_lines"),
             pl.col("_exception").drop_nulls().last().alias("_exception"),
         )
+        .drop("record")
     )
+    records = pl.concat([single, grouped], how="vertical").sort("line")
     filled = pl.col("ts").fill_null(strategy="forward")
     if last_ts is not None:
         filled = filled.fill_null(pl.lit(last_ts, dtype=NS))
-    return grouped.select(
+    return records.select(
         pl.col("line").cast(pl.Int32),
         pl.col("offset"),
         pl.lit("text").alias("source"),
@@ -200,16 +212,39 @@ def _records(marked: pl.LazyFrame, last_ts: object) -> pl.LazyFrame:
         pl.col("logger"),
         pl.col("message"),
         compact_json(
-            {
-                "tid": pl.col("tid"),
-                "lines": pl.when(pl.col("_lines") > 1).then(pl.col("_lines")),
-                "exception": pl.col("_exception"),
-                "payload_ts": pl.col("payload_ts").dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ"),
-                "stream": pl.col("stream"),
-                "continues_record": pl.when(pl.col("is_split")).then(pl.lit(True)),
-            }
+            [
+                ("tid", pl.col("tid"), "token"),
+                ("lines", pl.when(pl.col("_lines") > 1).then(pl.col("_lines")), "number"),
+                ("exception", pl.col("_exception"), "text"),
+                (
+                    "payload_ts",
+                    pl.col("payload_ts").dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ"),
+                    "token",
+                ),
+                ("stream", pl.col("stream"), "token"),
+                ("continues_record", pl.when(pl.col("is_split")).then(pl.lit(True)), "bool"),
+            ]
         ).alias("extra"),
     )
+
+
+_FIRST: Final = (
+    "line",
+    "offset",
+    "ts",
+    "ts_quality",
+    "level",
+    "logger",
+    "family",
+    "host",
+    "pod",
+    "container",
+    "rank",
+    "tid",
+    "payload_ts",
+    "stream",
+    "is_split",
+)
 
 
 def _year_anchor(head: bytes, ctx: ReadContext, tz: str) -> dt.date:
@@ -230,8 +265,8 @@ def _year_anchor(head: bytes, ctx: ReadContext, tz: str) -> dt.date:
             except ValueError:
                 break
     fallback = ctx.anchor_date()
-    if not lines:
-        return fallback
+    if not lines or not grammars.any_yearless(lines):
+        return fallback  # nothing in this head needs a year
     text = pl.Series(lines, dtype=pl.String).str.replace_all(grammars.ANSI_ESCAPE, "")
     parsed = grammars.parse_lines(text, anchor=fallback, tz=tz)
     dated = parsed.filter(pl.col("ts_quality").is_in(["exact", "inferred_tz"]))["ts"].drop_nulls()
