@@ -8,7 +8,7 @@ lets a row be traced back to its exact input bytes.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -138,6 +138,33 @@ def _invalid_utf8_lines(data: bytes, starts: IntArray, ends: IntArray) -> IntArr
     return np.asarray(bad, dtype=np.int64)
 
 
+def decoded_blocks(
+    stream: Readable, ctx: ReadContext, size: int, where: Callable[[], tuple[int, int]]
+) -> Iterator[tuple[bytes, int]]:
+    """Blocks of decoded content, each with the number of bytes skipped before it (a UTF-8 BOM
+    at the very start).
+
+    A stream that breaks off ends the blocks; a file-level quarantine entry records the
+    damage at ``where()`` (line, offset of the reader's position).
+    """
+    first = True
+    while True:
+        try:
+            block = stream.read(size)
+        except CorruptStreamError as exc:
+            line, offset = where()
+            ctx.file_issue(exc.message, line=line, offset=offset)
+            return
+        if not block:
+            return
+        skipped = 0
+        if first:
+            first = False
+            if block.startswith(BOM):
+                block, skipped = block[len(BOM) :], len(BOM)
+        yield block, skipped
+
+
 def iter_line_chunks(
     stream: Readable, ctx: ReadContext, *, chunk_bytes: int | None = None
 ) -> Iterator[LineChunk]:
@@ -154,21 +181,13 @@ def iter_line_chunks(
     pending = bytearray()
     pending_offset = 0  # decoded-file offset of pending[0]
     next_line = 1
-    first = True
     giant: _GiantLine | None = None
-    while True:
-        try:
-            block = stream.read(size)
-        except CorruptStreamError as exc:
-            ctx.file_issue(exc.message, line=next_line, offset=pending_offset + len(pending))
-            block = b""
-        if first:
-            first = False
-            if block.startswith(BOM):
-                block = block[len(BOM) :]
-                pending_offset = len(BOM)
-        if not block:
-            break
+
+    def where() -> tuple[int, int]:
+        return next_line, pending_offset + len(pending)
+
+    for block, skipped in decoded_blocks(stream, ctx, size, where):
+        pending_offset += skipped
         if giant is not None:
             cut = block.find(b"\n")
             if cut < 0:

@@ -20,8 +20,8 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from analyzer.ingest.base import ReadContext
-from analyzer.ingest.framing import BOM, spans_to_strings
-from analyzer.streams import CorruptStreamError, Readable
+from analyzer.ingest.framing import decoded_blocks, spans_to_strings
+from analyzer.streams import Readable
 
 _QUOTE: Final = 34
 _BACKSLASH: Final = 92
@@ -114,20 +114,12 @@ def iter_elements(stream: Readable, ctx: ReadContext) -> Iterator[ElementChunk]:
     pending_line = 1
     depth = 0
     skipping: _Skip | None = None
-    first = True
-    while True:
-        try:
-            block = stream.read(ctx.options.chunk_bytes)
-        except CorruptStreamError as exc:
-            ctx.file_issue(exc.message, line=pending_line, offset=pending_offset + len(pending))
-            block = b""
-        if first:
-            first = False
-            if block.startswith(BOM):
-                block = block[len(BOM) :]
-                pending_offset = len(BOM)
-        if not block:
-            break
+
+    def position() -> tuple[int, int]:
+        return pending_line, pending_offset + len(pending)
+
+    for block, skipped in decoded_blocks(stream, ctx, ctx.options.chunk_bytes, position):
+        pending_offset += skipped
         if skipping is not None:
             used = skipping.feed(block)
             if used is None:
@@ -153,10 +145,10 @@ def iter_elements(stream: Readable, ctx: ReadContext) -> Iterator[ElementChunk]:
         for lo, hi in found.junk:
             ctx.counts.records += 1
             text = data[lo:hi].strip(_WHITESPACE)
-            where = lo + data[lo:hi].find(text[:1])
+            at = lo + data[lo:hi].find(text[:1])
             ctx.drop(
-                pending_line + int(np.searchsorted(newlines, where)),
-                pending_offset + where,
+                pending_line + int(np.searchsorted(newlines, at)),
+                pending_offset + at,
                 "data outside the JSON array's elements (not an object)",
                 text[:4096],
             )
