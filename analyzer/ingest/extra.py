@@ -13,8 +13,9 @@ import polars as pl
 
 #: How a value is written: ``text`` is JSON-escaped; ``token`` is a string known to need no
 #: escaping (digits, ISO times, identifiers); ``number`` and ``bool`` are written bare; ``raw``
-#: is already JSON text (an object copied from the input).
-Kind = Literal["text", "token", "number", "bool", "raw"]
+#: is already JSON text (an object copied from the input); ``members`` is a JSON object whose
+#: members are spliced in at this place (the key is not used).
+Kind = Literal["text", "token", "number", "bool", "raw", "members"]
 
 
 def _value(value: pl.Expr, kind: Kind) -> pl.Expr:

@@ -14,14 +14,16 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
 import polars as pl
 
 from analyzer.ingest import timestamps as tsp
+from analyzer.ingest.extra import compact_json
 
-StampKind = Literal["epoch", "yearless", "local", "none"]
+StampKind = Literal["epoch", "yearless", "local", "zoned", "none"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,10 @@ class Grammar:
     ``host``. ``family`` becomes the
     row's reader suffix (``text.absl``). ``stamp`` says how the stamp is read: ``epoch``
     seconds (exact), ``yearless`` (``fmt`` applied to the anchor's year followed by the
-    stamp), ``local`` (``fmt`` applied to the stamp, a local time) or ``none``.
+    stamp), ``local`` (``fmt`` applied to the stamp, a local time), ``zoned`` (an RFC 3339
+    instant with its offset) or ``none``. ``normalize`` rewrites the stamp first (regex,
+    replacement). A ``rank`` group fills the rank column; groups named in ``attrs`` are kept
+    in the ``attrs`` JSON column.
     """
 
     name: str
@@ -41,6 +46,8 @@ class Grammar:
     pattern: str
     stamp: StampKind
     fmt: str = ""
+    normalize: tuple[tuple[str, str], ...] = ()
+    attrs: tuple[str, ...] = ()
 
     @functools.cached_property
     def groups(self) -> frozenset[str]:
@@ -63,7 +70,8 @@ _ISO_LOCAL: Final = rf"\d{{4}}-\d{{2}}-\d{{2}}[ T]{_HMS}(?:[,.]\d{{1,9}})?"
 _PY_LEVEL: Final = "DEBUG|INFO|WARNING|ERROR|CRITICAL"
 _JAVA_LEVEL: Final = "TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL|SEVERE"
 # asctime/log4j stamps vary (',' or '.' before the fraction, 'T' or ' '): normalized first.
-_ISO_FORMAT: Final = "%Y-%m-%d %H:%M:%S%.f"
+ISO_FORMAT: Final = "%Y-%m-%d %H:%M:%S%.f"
+ISO_NORMALIZE: Final = ((",", "."), ("T", " "))
 
 #: Tried in this order; the first match wins. Order matters where grammars overlap: the
 #: pre-``InitializeLog`` epoch form of absl must come before the ``MMDD`` form.
@@ -110,7 +118,8 @@ GRAMMARS: Final[tuple[Grammar, ...]] = (
         "python",
         rf"^(?P<stamp>{_ISO_LOCAL}) - (?:(?P<logger>\S+) - )?(?P<lvl>[A-Z]+) - ",
         "local",
-        _ISO_FORMAT,
+        ISO_FORMAT,
+        ISO_NORMALIZE,
     ),
     Grammar(
         "vllm",
@@ -126,7 +135,8 @@ GRAMMARS: Final[tuple[Grammar, ...]] = (
         rf"^(?P<stamp>{_ISO_LOCAL})(?P<zone>Z|[+-]\d{{2}}:?\d{{2}})?\s+(?:(?P<tid>\d+)\s+)?"
         rf"\[?(?P<lvl>{_JAVA_LEVEL})\]?\s+",
         "local",
-        _ISO_FORMAT,
+        ISO_FORMAT,
+        ISO_NORMALIZE,
     ),
     Grammar(
         "spark",
@@ -151,6 +161,7 @@ GRAMMARS: Final[tuple[Grammar, ...]] = (
         rf"(?P<logger>[^\[:\s](?:[^\[:]*[^\[:\s])?)(?:\[(?P<tid>\d+)\])?: ?(?P<lvl>)",
         "yearless",
         "%Y%b %d %H:%M:%S%.f",
+        ((r" +", " "),),
     ),
 )
 
@@ -183,6 +194,7 @@ OUTPUT: Final[dict[str, pl.DataType]] = {
     "rank": pl.Int32(),
     "stream": pl.String(),
     "cri_tag": pl.String(),
+    "attrs": pl.String(),
 }
 _WRAPPED: Final = {
     "pod": "pod",
@@ -194,7 +206,13 @@ _WRAPPED: Final = {
 }
 
 
-def parse_lines(text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC") -> pl.DataFrame:
+def parse_lines(
+    text: pl.Series,
+    *,
+    anchor: pl.Series | dt.date,
+    tz: str = "UTC",
+    grammars: Sequence[Grammar] = GRAMMARS,
+) -> pl.DataFrame:
     """Parse the prefix of every line in ``text``.
 
     Args:
@@ -202,14 +220,16 @@ def parse_lines(text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC"
         anchor: a date near the logs (one per line as a Date Series, or one for all), used
             to give year-less timestamps their year.
         tz: zone of local timestamps without an offset.
+        grammars: the grammars to try, in order (a reader's own set; the common ones by
+            default).
 
     Returns:
         A frame aligned with ``text`` with the columns of :data:`OUTPUT`: ``grammar`` (null
         when no grammar matched), ``family`` (``plain`` when none matched), ``level``,
         ``logger``, ``tid``, ``host``, ``message`` (the line without its prefixes), ``ts``,
         ``ts_quality``, ``payload_ts`` (the line's own stamp when a wrapper also had one),
-        ``pod``, ``container``, ``rank``, ``stream`` and ``cri_tag`` (``P`` for a CRI partial
-        line, ``F`` for a full one).
+        ``pod``, ``container``, ``rank``, ``stream``, ``cri_tag`` (``P`` for a CRI partial
+        line, ``F`` for a full one) and ``attrs`` (JSON of the grammar's extra fields).
 
     Each grammar's regex runs only on the lines no earlier grammar matched, and each
     timestamp rule only on the lines of its grammar, so the cost is about one regex match
@@ -223,7 +243,7 @@ def parse_lines(text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC"
     frame = _peel_wrappers(frame)
     parts: list[pl.DataFrame] = []
     remaining = frame
-    for grammar in GRAMMARS:
+    for grammar in grammars:
         if remaining.height == 0:
             break
         groups = remaining["rest"].str.extract_groups(grammar.prefix)
@@ -240,10 +260,14 @@ def parse_lines(text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC"
 
 
 def parse_lines_lazy(
-    text: pl.Series, *, anchor: pl.Series | dt.date, tz: str = "UTC"
+    text: pl.Series,
+    *,
+    anchor: pl.Series | dt.date,
+    tz: str = "UTC",
+    grammars: Sequence[Grammar] = GRAMMARS,
 ) -> pl.LazyFrame:
     """:func:`parse_lines` as a LazyFrame, for callers that chain more work."""
-    return parse_lines(text, anchor=anchor, tz=tz).lazy()
+    return parse_lines(text, anchor=anchor, tz=tz, grammars=grammars).lazy()
 
 
 def _peel_wrappers(frame: pl.DataFrame) -> pl.DataFrame:
@@ -286,7 +310,7 @@ def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFram
     else:
         part = part.with_columns(own_ts.alias("_own_ts"))
         own = pl.col("_own_ts")
-        exact = kind == "epoch"
+        exact = kind in ("epoch", "zoned")
         quality = "exact" if exact else "inferred_year" if kind == "yearless" else "inferred_tz"
         own_quality = pl.when(own.is_null()).then(None).otherwise(pl.lit(quality))
         if "zone" in (grammar.groups if grammar else ()):
@@ -311,21 +335,30 @@ def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFram
         pl.when(wrap_ts.is_not_null()).then(own).alias("payload_ts"),
         pl.col("pod"),
         pl.col("container"),
-        pl.col("rank"),
+        pl.coalesce(group("rank").cast(pl.Int32, strict=False), pl.col("rank")).alias("rank"),
         pl.col("stream"),
         pl.col("cri_tag"),
+        _attrs(grammar).alias("attrs"),
     )
+
+
+def _attrs(grammar: Grammar | None) -> pl.Expr:
+    if grammar is None or not grammar.attrs:
+        return pl.lit(None, dtype=pl.String)
+    return compact_json([(name, pl.col(name), "text") for name in grammar.attrs])
 
 
 def _own_timestamp(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.Series | None:
     """The line's own stamp, parsed the way its grammar says (UTC, nanoseconds)."""
     assert grammar is not None
     stamp = part["stamp"]
+    for pattern, replacement in grammar.normalize:
+        stamp = stamp.str.replace_all(pattern, replacement)
     if grammar.stamp == "epoch":
         return part.select(tsp.epoch_seconds(pl.col("stamp"))).to_series()
+    if grammar.stamp == "zoned":
+        return pl.select(tsp.rfc3339(pl.lit(stamp))).to_series()
     if grammar.stamp == "local":
-        if grammar.fmt == _ISO_FORMAT:
-            stamp = stamp.str.replace(",", ".", literal=True).str.replace("T", " ", literal=True)
         if "zone" in grammar.groups:
             zoned = part.select(
                 tsp.rfc3339(
@@ -338,8 +371,6 @@ def _own_timestamp(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.S
         return local if zoned is None else zoned.fill_null(local)
     # yearless: the anchor's year first, then one year towards the anchor where that lands
     # more than half a year away (December lines in a January file).
-    if grammar.name == "syslog":
-        stamp = stamp.str.replace(r" +", " ")
     anchors = part["_anchor"]
     years = anchors.dt.year()
     first = _local(
@@ -368,18 +399,19 @@ def _local(text: pl.Series, fmt: str, tz: str) -> pl.Series:
 _ANSI: Final = re.compile(ANSI_ESCAPE)
 
 
-@functools.lru_cache(maxsize=1)
-def _python_patterns() -> tuple[list[re.Pattern[str]], list[re.Pattern[str]]]:
-    wrappers = [re.compile(p) for p in (_KUBECTL_PREFIX, _TIMESTAMP_PREFIX, _RANK_PREFIX)]
-    return wrappers, [re.compile(g.prefix) for g in GRAMMARS]
+_WRAPPERS: Final = tuple(re.compile(p) for p in (_KUBECTL_PREFIX, _TIMESTAMP_PREFIX, _RANK_PREFIX))
+
+
+@functools.lru_cache(maxsize=32)
+def _python_patterns(grammars: tuple[Grammar, ...]) -> list[re.Pattern[str]]:
+    return [re.compile(g.prefix) for g in grammars]
 
 
 def _unwrapped(line: str) -> tuple[str, bool]:
     """A line without ANSI colours and wrappers, and whether a wrapper carried a timestamp."""
-    wrappers, _ = _python_patterns()
     rest = _ANSI.sub("", line)
     stamped = False
-    for wrapper in wrappers:
+    for wrapper in _WRAPPERS:
         match = wrapper.match(rest)
         if match:
             stamped = stamped or bool(match.groupdict().get("rfc"))
@@ -387,10 +419,10 @@ def _unwrapped(line: str) -> tuple[str, bool]:
     return rest, stamped
 
 
-def any_yearless(lines: list[str]) -> bool:
+def any_yearless(lines: list[str], grammars: Sequence[Grammar] = GRAMMARS) -> bool:
     """Whether any line starts with a stamp that has no year (absl ``MMDD``, syslog, vLLM)."""
-    _, patterns = _python_patterns()
-    yearless = [p for p, g in zip(patterns, GRAMMARS, strict=True) if g.stamp == "yearless"]
+    patterns = _python_patterns(tuple(grammars))
+    yearless = [p for p, g in zip(patterns, grammars, strict=True) if g.stamp == "yearless"]
     for line in lines:
         rest, _ = _unwrapped(line)
         if any(pattern.match(rest) for pattern in yearless):
@@ -398,7 +430,7 @@ def any_yearless(lines: list[str]) -> bool:
     return False
 
 
-def share_recognized(lines: list[str]) -> float:
+def share_recognized(lines: list[str], grammars: Sequence[Grammar] = GRAMMARS) -> float:
     """Share of ``lines`` that a grammar or a timestamp wrapper recognizes.
 
     For sniffing a file head: Python's ``re`` on at most a few hundred lines is cheaper than a
@@ -406,7 +438,7 @@ def share_recognized(lines: list[str]) -> float:
     """
     if not lines:
         return 0.0
-    _, patterns = _python_patterns()
+    patterns = _python_patterns(tuple(grammars))
     known = 0
     for line in lines:
         rest, stamped = _unwrapped(line)

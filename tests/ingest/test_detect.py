@@ -19,8 +19,10 @@ def test_every_reader_class_is_registered() -> None:
     for module_info in pkgutil.iter_modules(ingest_package.__path__):
         module = importlib.import_module(f"analyzer.ingest.{module_info.name}")
         for _, cls in inspect.getmembers(module, inspect.isclass):
-            is_protocol = getattr(cls, "_is_protocol", False)
-            if cls.__module__ == module.__name__ and hasattr(cls, "sniff") and not is_protocol:
+            # A reader is a class with a sniff() and a concrete name; protocols and base
+            # classes have no name of their own.
+            concrete = isinstance(getattr(cls, "name", None), str)
+            if cls.__module__ == module.__name__ and hasattr(cls, "sniff") and concrete:
                 found.add(cls)
     assert found == registered
     assert len({reader.name for reader in READERS}) == len(READERS)

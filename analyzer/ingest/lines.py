@@ -1,0 +1,322 @@
+"""The machinery every line-oriented reader shares.
+
+A :class:`LineReader` streams a file in chunks of lines, parses each line's prefix with the
+reader's grammars, folds multi-line records into the row of their header line (carrying an
+unfinished record over to the next chunk), and builds canonical rows. Readers differ only in
+their grammars, their ``sniff`` and two hooks: :meth:`LineReader.hints` (what the file as a
+whole says: the year, the zone, the host) and :meth:`LineReader.finish` (columns only that
+format can derive).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import ClassVar, Final, TypeVar
+
+import numpy as np
+import polars as pl
+
+from analyzer.ingest import grammars
+from analyzer.ingest.base import SNIFF_BYTES, ReadContext
+from analyzer.ingest.extra import compact_json
+from analyzer.ingest.folding import EXCEPTION_LINE, TRACEBACK_HEADER, mark_records
+from analyzer.ingest.framing import LineChunk, iter_line_chunks, merge_chunks, take_lines
+from analyzer.ingest.grammars import Grammar
+from analyzer.ingest.timestamps import NS, check_tz
+from analyzer.schema import host_expr, severity_expr
+from analyzer.streams import Content
+
+SNIFF_LINES: Final = 200
+_ANCHOR_LINES: Final = 500
+_T = TypeVar("_T")
+
+
+def looks_binary(head: bytes) -> bool:
+    """Whether a file head looks like binary data rather than text (NUL bytes)."""
+    return b"\x00" in head[:8192]
+
+
+def head_lines(head: bytes) -> list[str]:
+    """The non-blank lines of a file head (the last one dropped when it may be cut)."""
+    lines = head.decode("utf-8", "replace").splitlines()[:SNIFF_LINES]
+    if len(head) >= 1024 and len(lines) > 1:
+        lines = lines[:-1]
+    return [line for line in lines if line.strip()]
+
+
+@dataclass
+class FileHints:
+    """What a file as a whole says about its rows.
+
+    ``anchor`` gives year-less stamps their year; ``tz`` is the zone of local stamps; the
+    other fields fill the row columns of the same name where a line does not say; ``extra``
+    goes into every row's ``extra``.
+    """
+
+    anchor: dt.date
+    tz: str
+    host: str | None = None
+    pod: str | None = None
+    container: str | None = None
+    workload: str | None = None
+    worker: int | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class LineReader:
+    """Base of the line-oriented readers (see module docstring)."""
+
+    name: ClassVar[str]
+    source: ClassVar[str]
+    grammars: ClassVar[tuple[Grammar, ...]] = grammars.GRAMMARS
+
+    def sniff(self, head: bytes, path: str) -> float:
+        """Share of head lines this reader's grammars recognize, scaled to at most 0.6."""
+        if not head or looks_binary(head):
+            return 0.0
+        lines = head_lines(head)
+        if not lines:
+            return 0.05
+        return 0.05 + 0.55 * grammars.share_recognized(lines, self.grammars)
+
+    def hints(self, head: bytes, ctx: ReadContext) -> FileHints:
+        """What the file says as a whole; by default the year anchor and the zone."""
+        tz = check_tz(ctx.options.tz)
+        return FileHints(year_anchor(head, ctx, tz, self.grammars), tz)
+
+    def finish(self, rows: pl.DataFrame, hints: FileHints) -> pl.DataFrame:
+        """Format-specific columns; rows arrive in canonical form (plus ``attrs``)."""
+        return rows
+
+    def read(self, content: Content, ctx: ReadContext) -> Iterator[pl.DataFrame]:
+        """Stream the file as folded records."""
+        hints = self.hints(content.head(SNIFF_BYTES), ctx)
+        carry: LineChunk | None = None
+        last_ts: object = None
+        for chunk, is_last in _with_last(iter_line_chunks(content, ctx)):
+            if carry is not None:
+                chunk = merge_chunks(carry, chunk)
+                carry = None
+            if len(chunk) == 0:
+                continue
+            text, repaired = chunk.text()
+            if b"\x1b" in chunk.data:
+                text = text.str.replace_all(grammars.ANSI_ESCAPE, "")
+            marked = self._mark(chunk, text, hints, ctx)
+            keep = marked.height
+            if not is_last:
+                # The last record may go on in the next chunk: carry it over (the record caps
+                # bound how much can be carried).
+                starts = np.flatnonzero((marked["is_header"] | marked["is_split"]).to_numpy())
+                keep = int(starts[-1]) if starts.size else 0
+                carry = take_lines(chunk, keep)
+                if keep == 0:
+                    continue
+                marked = marked.head(keep)
+            _note_repairs(chunk, repaired, keep, ctx)
+            rows = self.finish(_records(marked.lazy(), last_ts, self, hints).collect(), hints)
+            seen = rows["ts"].drop_nulls()
+            if seen.len():
+                last_ts = seen[-1]
+            blank = int(marked["is_blank"].sum())
+            ctx.counts.records += marked.height
+            ctx.counts.blank += blank
+            ctx.counts.rows += rows.height
+            ctx.counts.folded += marked.height - blank - rows.height
+            if rows.height:
+                yield rows.drop("attrs")
+
+    def _mark(
+        self, chunk: LineChunk, text: pl.Series, hints: FileHints, ctx: ReadContext
+    ) -> pl.DataFrame:
+        parsed = grammars.parse_lines_lazy(
+            text, anchor=hints.anchor, tz=hints.tz, grammars=self.grammars
+        ).with_columns(
+            text=text,
+            line=pl.Series(chunk.line_numbers),
+            offset=pl.Series(chunk.offsets),
+        )
+        return mark_records(
+            parsed,
+            max_lines=ctx.options.max_record_lines,
+            max_bytes=ctx.options.max_record_bytes,
+        ).collect()
+
+
+def _with_last(items: Iterator[_T]) -> Iterator[tuple[_T, bool]]:
+    """Pair every item with whether it is the last one."""
+    previous: list[_T] = []
+    for item in items:
+        if previous:
+            yield previous[0], False
+        previous = [item]
+    if previous:
+        yield previous[0], True
+
+
+def _note_repairs(chunk: LineChunk, repaired: np.ndarray, keep: int, ctx: ReadContext) -> None:
+    """Quarantine notes for cut lines and invalid UTF-8 among the first ``keep`` lines."""
+    limit = ctx.options.max_line_bytes
+    for index, length in sorted(chunk.oversize.items()):
+        if index < keep:
+            ctx.repaired(
+                chunk.first_line + index,
+                int(chunk.offsets[index]),
+                f"line is {length:,} bytes long; the row keeps its first {limit:,} bytes",
+            )
+    for index in np.flatnonzero(repaired[:keep]).tolist():
+        ctx.repaired(
+            chunk.first_line + index,
+            int(chunk.offsets[index]),
+            "line is not valid UTF-8; invalid bytes were replaced by U+FFFD",
+        )
+
+
+def _records(
+    marked: pl.LazyFrame, last_ts: object, reader: LineReader, hints: FileHints
+) -> pl.LazyFrame:
+    """One row per record: header fields, folded message and extra JSON.
+
+    Most records are one line; only the lines of multi-line records go through a group-by.
+    """
+    lines = marked.filter(pl.col("record").is_not_null())
+    record = pl.col("record")
+    multi = (record == record.shift(-1)).fill_null(False) | (record == record.shift(1)).fill_null(
+        False
+    )
+    single = lines.filter(~multi).select(
+        *_FIRST,
+        (pl.col("message") == TRACEBACK_HEADER).alias("_traceback"),
+        pl.col("message"),
+        pl.lit(1, dtype=pl.UInt32).alias("_lines"),
+        pl.lit(None, dtype=pl.String).alias("_exception"),
+    )
+    # Continuation lines keep their text verbatim except for wrappers (kubectl/CRI prefixes,
+    # ANSI colours) that are not part of what the program wrote; CRI partial lines join the
+    # line before them without a newline.
+    starts_piece = pl.col("is_header") | pl.col("is_split")
+    piece = (
+        pl.when(starts_piece | pl.col("joins_previous"))
+        .then(pl.col("message"))
+        .otherwise(pl.concat_str([pl.lit("\n"), pl.col("message")]))
+    )
+    grouped = (
+        lines.filter(multi)
+        .with_columns(
+            piece.alias("_piece"),
+            pl.when(pl.col("message").str.contains(EXCEPTION_LINE) & ~pl.col("is_header"))
+            .then(pl.col("message"))
+            .alias("_exception"),
+        )
+        .group_by("record", maintain_order=True)
+        .agg(
+            pl.col(*_FIRST).first(),
+            (pl.col("message").first() == TRACEBACK_HEADER).alias("_traceback"),
+            pl.col("_piece").str.join("").alias("message"),
+            pl.len().alias("_lines"),
+            pl.col("_exception").drop_nulls().last().alias("_exception"),
+        )
+        .drop("record")
+    )
+    records = pl.concat([single, grouped], how="vertical").sort("line")
+    filled = pl.col("ts").fill_null(strategy="forward")
+    if last_ts is not None:
+        filled = filled.fill_null(pl.lit(last_ts, dtype=NS))
+    return records.select(
+        pl.col("line").cast(pl.Int32),
+        pl.col("offset"),
+        pl.lit(reader.source).alias("source"),
+        pl.concat_str([pl.lit(f"{reader.name}."), pl.col("family")]).alias("reader"),
+        filled.alias("ts"),
+        pl.when(pl.col("ts").is_null() & filled.is_not_null())
+        .then(pl.lit("inherited"))
+        .otherwise(pl.col("ts_quality"))
+        .alias("ts_quality"),
+        pl.coalesce(
+            severity_expr(pl.col("level")),
+            pl.when(pl.col("_traceback")).then(pl.lit("ERROR")),
+        ).alias("severity"),
+        host_expr(pl.coalesce(pl.col("host"), pl.lit(hints.host, dtype=pl.String))).alias("host"),
+        pl.coalesce(pl.col("pod"), pl.lit(hints.pod, dtype=pl.String)).alias("pod"),
+        pl.coalesce(pl.col("container"), pl.lit(hints.container, dtype=pl.String)).alias(
+            "container"
+        ),
+        pl.lit(hints.workload, dtype=pl.String).alias("workload"),
+        pl.coalesce(pl.col("rank"), pl.lit(hints.worker, dtype=pl.Int32)).alias("worker"),
+        pl.col("logger"),
+        pl.col("message"),
+        pl.col("attrs"),
+        compact_json(
+            [
+                ("tid", pl.col("tid"), "token"),
+                ("lines", pl.when(pl.col("_lines") > 1).then(pl.col("_lines")), "number"),
+                ("exception", pl.col("_exception"), "text"),
+                (
+                    "payload_ts",
+                    pl.col("payload_ts").dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ"),
+                    "token",
+                ),
+                ("stream", pl.col("stream"), "token"),
+                ("continues_record", pl.when(pl.col("is_split")).then(pl.lit(True)), "bool"),
+                ("attrs", pl.col("attrs"), "members"),
+                *[(key, pl.lit(value), "text") for key, value in hints.extra.items()],
+            ]
+        ).alias("extra"),
+    )
+
+
+_FIRST: Final = (
+    "line",
+    "offset",
+    "ts",
+    "ts_quality",
+    "level",
+    "logger",
+    "family",
+    "host",
+    "pod",
+    "container",
+    "rank",
+    "tid",
+    "payload_ts",
+    "stream",
+    "is_split",
+    "attrs",
+)
+
+
+def year_anchor(
+    head: bytes,
+    ctx: ReadContext,
+    tz: str,
+    grammar_set: tuple[Grammar, ...] = grammars.GRAMMARS,
+) -> dt.date:
+    """A date near this file's logs, for stamps without a year.
+
+    In order: ``--year``; the glog/klog ``Log file created at:`` header; the first line in the
+    file's head whose own stamp carries a year; the file's modification time. Decided from the
+    head of the file so it does not depend on how the file is cut into chunks.
+    """
+    if ctx.options.year is not None:
+        return dt.date(ctx.options.year, 7, 2)
+    lines = head.decode("utf-8", "replace").splitlines()[:_ANCHOR_LINES]
+    for line in lines[:20]:
+        match = re.match(grammars.LOG_FILE_HEADER, line)
+        if match:
+            try:
+                return dt.date(*(int(part) for part in match.groups()))
+            except ValueError:
+                break
+    fallback = ctx.anchor_date()
+    if not lines or not grammars.any_yearless(lines, grammar_set):
+        return fallback  # nothing in this head needs a year
+    text = pl.Series(lines, dtype=pl.String).str.replace_all(grammars.ANSI_ESCAPE, "")
+    parsed = grammars.parse_lines(text, anchor=fallback, tz=tz, grammars=grammar_set)
+    dated = parsed.filter(pl.col("ts_quality").is_in(["exact", "inferred_tz"]))["ts"].drop_nulls()
+    if dated.len():
+        first = dated.item(0)
+        return first.date()  # type: ignore[no-any-return]
+    return fallback
