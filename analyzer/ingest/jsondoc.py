@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from json.decoder import scanstring
 from typing import Any, Final
 
+# The C string scanner the json module itself uses (not in its typed public API).
+_scanstring: Any = getattr(json.decoder, "scanstring")  # noqa: B009
 _NUMBER: Final = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _SPACE: Final = re.compile(r"[ \t\r\n]*")
 _LITERALS: Final = {"true": True, "false": False, "null": None}
@@ -93,7 +94,8 @@ class _Parser:
             return self.array(index, depth)
         if char == '"':
             try:
-                return scanstring(self.text, index + 1)
+                string, end = _scanstring(self.text, index + 1)
+                return string, end
             except json.JSONDecodeError as exc:
                 raise self.fail(f"bad string ({exc.msg})", exc.pos) from None
         for word, literal in _LITERALS.items():
@@ -121,7 +123,7 @@ class _Parser:
             if not self.text.startswith('"', index):
                 raise self.fail("expected a member name", index)
             try:
-                key, index = scanstring(self.text, index + 1)
+                key, index = _scanstring(self.text, index + 1)
             except json.JSONDecodeError as exc:
                 raise self.fail(f"bad member name ({exc.msg})", exc.pos) from None
             index = self.skip(index)
