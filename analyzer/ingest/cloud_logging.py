@@ -20,20 +20,18 @@ import csv
 import io
 import json
 import re
-import threading
 from collections.abc import Iterator
 from typing import ClassVar, Final
 
-import duckdb
 import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from analyzer.ingest import grammars
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
 from analyzer.ingest.extra import compact_json
 from analyzer.ingest.framing import BOM, iter_line_chunks
 from analyzer.ingest.jsonarray import iter_elements
+from analyzer.ingest.jsonfields import FieldSpec, extract
 from analyzer.ingest.timestamps import check_tz, rfc3339
 from analyzer.schema import host_expr, severity_expr
 from analyzer.streams import Content
@@ -143,43 +141,7 @@ _CSV_LIMIT: Final = 512 << 20
 _KUBELET_POD: Final = r'\bpod="(?P<ns>[^/"\s]+)/(?P<name>[^"\s]+)"'
 
 
-_LOCAL = threading.local()
-
-
-def _connection() -> duckdb.DuckDBPyConnection:
-    """This thread's DuckDB connection (opening one costs ~25 ms; bundles have many files)."""
-    connection: duckdb.DuckDBPyConnection | None = getattr(_LOCAL, "connection", None)
-    if connection is None:
-        connection = duckdb.connect()
-        _LOCAL.connection = connection
-    return connection
-
-
-def _sql_list(paths: list[str]) -> str:
-    return "[" + ", ".join("'" + p.replace("'", "''") + "'" for p in paths) + "]"
-
-
-def _flatten(spec: dict[str, list[str]]) -> tuple[list[str], dict[str, list[int]]]:
-    paths: list[str] = []
-    index: dict[str, list[int]] = {}
-    for name, alternatives in spec.items():
-        index[name] = []
-        for path in alternatives:
-            index[name].append(len(paths))
-            paths.append(path)
-    return paths, index
-
-
-_FIELD_PATHS, _FIELD_INDEX = _flatten(_FIELDS)
-_RAW_PATHS, _RAW_INDEX = _flatten(_RAW)
-_EXTRACT_SQL: Final = f"""
-SELECT
-    json_valid(text) AS valid,
-    try(json_type(text)) AS kind,
-    try(json_extract_string(text, {_sql_list(_FIELD_PATHS)})) AS f,
-    try(CAST(json_extract(text, {_sql_list(_RAW_PATHS)}) AS VARCHAR[])) AS r
-FROM entries
-"""
+_SPEC: Final = FieldSpec(_FIELDS, _RAW)
 
 
 class CloudLoggingReader:
@@ -213,23 +175,18 @@ class CloudLoggingReader:
         """Stream the entries of the file as canonical rows."""
         head = content.head(SNIFF_BYTES).removeprefix(BOM).lstrip()
         tz = check_tz(ctx.options.tz)
-        connection = _connection()
         if head[:1] == b"[":
             for chunk in iter_elements(content, ctx):
                 texts = pl.Series("text", chunk.texts, dtype=pl.String)
-                yield from self._rows(
-                    connection, texts, chunk.lines, chunk.offsets, ctx, tz, "json_array"
-                )
+                yield from self._rows(texts, chunk.lines, chunk.offsets, ctx, tz, "json_array")
         elif head[:1] == b"{" or not head:
-            yield from self._json_lines(connection, content, ctx, tz)
+            yield from self._json_lines(content, ctx, tz)
         else:
-            yield from self._csv(connection, content, ctx, tz)
+            yield from self._csv(content, ctx, tz)
 
     # -- framings ----------------------------------------------------------------------------
 
-    def _json_lines(
-        self, connection: duckdb.DuckDBPyConnection, content: Content, ctx: ReadContext, tz: str
-    ) -> Iterator[pl.DataFrame]:
+    def _json_lines(self, content: Content, ctx: ReadContext, tz: str) -> Iterator[pl.DataFrame]:
         for chunk in iter_line_chunks(content, ctx):
             text, repaired = chunk.text()
             lines = chunk.line_numbers
@@ -252,12 +209,10 @@ class CloudLoggingReader:
                     "line is not valid UTF-8; invalid bytes were replaced by U+FFFD",
                 )
             yield from self._rows(
-                connection, text.filter(keep), lines[keep], chunk.offsets[keep], ctx, tz, "jsonl"
+                text.filter(keep), lines[keep], chunk.offsets[keep], ctx, tz, "jsonl"
             )
 
-    def _csv(
-        self, connection: duckdb.DuckDBPyConnection, content: Content, ctx: ReadContext, tz: str
-    ) -> Iterator[pl.DataFrame]:
+    def _csv(self, content: Content, ctx: ReadContext, tz: str) -> Iterator[pl.DataFrame]:
         data = content.read(_CSV_LIMIT + 1)
         if len(data) > _CSV_LIMIT:
             ctx.file_issue(
@@ -305,7 +260,6 @@ class CloudLoggingReader:
             offsets.append(offset)
         if texts:
             yield from self._rows(
-                connection,
                 pl.Series("text", texts, dtype=pl.String),
                 np.asarray(lines, dtype=np.int32),
                 np.asarray(offsets, dtype=np.int64),
@@ -318,7 +272,6 @@ class CloudLoggingReader:
 
     def _rows(
         self,
-        connection: duckdb.DuckDBPyConnection,
         texts: pl.Series,
         lines: np.ndarray,
         offsets: np.ndarray,
@@ -326,26 +279,7 @@ class CloudLoggingReader:
         tz: str,
         framing: str,
     ) -> Iterator[pl.DataFrame]:
-        if texts.len() == 0:
-            return
-        connection.register("entries", pa.table({"text": texts.to_arrow()}))
-        try:
-            parsed = pl.from_arrow(connection.sql(_EXTRACT_SQL).to_arrow_table())
-        finally:
-            connection.unregister("entries")
-        assert isinstance(parsed, pl.DataFrame)
-        frame = parsed.with_columns(
-            text=texts,
-            line=pl.Series(lines, dtype=pl.Int32),
-            offset=pl.Series(offsets, dtype=pl.Int64),
-        )
-        good = frame["valid"] & (frame["kind"] == "OBJECT")
-        bad = frame.filter(~good.fill_null(False))
-        for row in bad.select("line", "offset", "valid", "text").iter_rows():
-            line, offset, valid, text = row
-            reason = "not valid JSON" if not valid else "JSON value is not an object (LogEntry)"
-            ctx.drop(line, offset, reason, text.encode()[:4096])
-        frame = frame.filter(good.fill_null(False))
+        frame = extract(_SPEC, texts, lines, offsets, ctx, "LogEntry")
         if frame.height == 0:
             return
         rows = _derive(frame, tz, ctx, framing)
@@ -403,22 +337,8 @@ def _entry_from_columns(header: list[str], row: list[str]) -> dict[str, object]:
     return entry
 
 
-def _field(name: str) -> pl.Expr:
-    """First non-null of the alternative paths of a scalar field."""
-    return pl.coalesce([pl.col("f").list.get(i, null_on_oob=True) for i in _FIELD_INDEX[name]])
-
-
-def _raw(name: str) -> pl.Expr:
-    return pl.coalesce([pl.col("r").list.get(i, null_on_oob=True) for i in _RAW_INDEX[name]])
-
-
 def _derive(frame: pl.DataFrame, tz: str, ctx: ReadContext, framing: str) -> pl.DataFrame:
     """Canonical rows from extracted LogEntry fields (formats.md §1.8)."""
-    frame = (
-        frame.rename({"text": "entry"})
-        .with_columns([_field(name).alias(name) for name in _FIELDS])
-        .with_columns([_raw(name).alias(f"raw_{name}") for name in _RAW])
-    )
     envelope_ts = rfc3339(pl.col("timestamp"))
     text_message = pl.col("text_payload").str.replace(r"\r?\n$", "")
     is_event = (pl.col("j_kind") == "Event") | pl.col("log_name").str.ends_with("/events")
