@@ -185,7 +185,8 @@ def test_query_and_info(ingest_case: Ingest) -> None:
     )
     info = api.case_info(case)
     assert info.hosts == 4
-    assert {r["source"] for r in info.by_source} == {"cloud_logging", "text"}
+    # The example holds container logs, node logs and events (kubelet) and a kubectl dump.
+    assert {r["source"] for r in info.by_source} == {"cloud_logging", "kubelet", "text"}
     assert info.unbalanced_files == []
     with pytest.raises(QueryError, match="nope"):
         api.query(case, "SELECT * FROM nope")

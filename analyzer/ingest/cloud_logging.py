@@ -26,7 +26,7 @@ from typing import ClassVar, Final
 import numpy as np
 import polars as pl
 
-from analyzer.ingest import grammars
+from analyzer.ingest import grammars, k8s
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
 from analyzer.ingest.extra import compact_json
 from analyzer.ingest.framing import BOM, iter_line_chunks
@@ -136,9 +136,15 @@ _RAW: Final[dict[str, list[str]]] = {
 _GCS_OBJECT: Final = re.compile(
     r"/\d{4}/\d{2}/\d{2}/\d{2}:00:00_\d{2}:59:59_[SA]\d+\.json(?:\.gz)?$"
 )
-_POD_NAME: Final = r"^(?P<base>.+)-(?P<job>\d+)-(?P<idx>\d+)-(?P<sfx>[a-z0-9]{5})$"
 _CSV_LIMIT: Final = 512 << 20
-_KUBELET_POD: Final = r'\bpod="(?P<ns>[^/"\s]+)/(?P<name>[^"\s]+)"'
+# Node-level logs (kubelet journal, node agents, serial console) and Kubernetes events are the
+# kubelet source wherever they were exported from; ML Diagnostics SDK metrics are diagon.
+_NODE_LOGS: Final = (
+    r"/logs/(?:kubelet|node-problem-detector|container-runtime|docker|kube-node-installation|"
+    r"kube-node-configuration|kube-container-runtime-monitor|events|"
+    r"serialconsole\.googleapis\.com%2Fserial_port_\d+_output)$"
+)
+_DIAGON_LOGS: Final = r"/logs/ml_diagnostics_metric$"
 
 
 _SPEC: Final = FieldSpec(_FIELDS, _RAW)
@@ -380,13 +386,13 @@ def _derive(frame: pl.DataFrame, tz: str, ctx: ReadContext, framing: str) -> pl.
     _note_bad_timestamps(frame, ctx)
 
     # Structured kubelet messages name the pod as pod="namespace/name" (formats.md §2.2).
-    kubelet_pod = pl.col("in_message").str.extract_groups(_KUBELET_POD)
+    kubelet_named = k8s.kubelet_pod(pl.col("in_message"))
     pod = pl.coalesce(
         pl.col("r_pod"),
         pl.when(pl.col("j_obj_kind") == "Pod").then(pl.col("j_obj_name")),
-        kubelet_pod.struct.field("name"),
+        kubelet_named.struct.field("name"),
     )
-    pod_parts = pod.str.extract_groups(_POD_NAME)
+    pod_parts = k8s.pod_parts(pod)
     host = pl.coalesce(
         pl.col("l_resource_name"),
         pl.col("r_node"),
@@ -440,16 +446,23 @@ def _derive(frame: pl.DataFrame, tz: str, ctx: ReadContext, framing: str) -> pl.
         pl.col("r_container"),
         pl.col("j_obj_field").str.extract(r"spec\.(?:initContainers|containers)\{([^}]+)\}", 1),
         pl.col("in_container"),
-        pl.col("in_message").str.extract(r'\bcontainerName="([^"]+)"', 1),
+        k8s.kubelet_container(pl.col("in_message")),
     )
     dedup_text = pl.concat_str(
         [pl.col("log_name").fill_null(""), pl.col("timestamp").fill_null(""), pl.col("insert_id")],
         separator="|",
     )
+    source = (
+        pl.when(pl.col("log_name").str.contains(_NODE_LOGS) | (pl.col("rtype") == "k8s_node"))
+        .then(pl.lit("kubelet"))
+        .when(pl.col("log_name").str.contains(_DIAGON_LOGS) | (pl.col("rtype") == "generic_node"))
+        .then(pl.lit("diagon"))
+        .otherwise(pl.lit("cloud_logging"))
+    )
     return frame.select(
         pl.col("line"),
         pl.col("offset"),
-        pl.lit("cloud_logging").alias("source"),
+        source.alias("source"),
         pl.lit(f"cloud_logging.{framing}").alias("reader"),
         ts.alias("ts"),
         quality.alias("ts_quality"),
@@ -458,7 +471,7 @@ def _derive(frame: pl.DataFrame, tz: str, ctx: ReadContext, framing: str) -> pl.
         pod.alias("pod"),
         container.alias("container"),
         pl.coalesce(
-            pl.col("r_namespace"), pl.col("j_obj_namespace"), kubelet_pod.struct.field("ns")
+            pl.col("r_namespace"), pl.col("j_obj_namespace"), kubelet_named.struct.field("ns")
         ).alias("namespace"),
         pl.coalesce(
             pl.col("l_jobset"),
@@ -500,6 +513,7 @@ def _derive(frame: pl.DataFrame, tz: str, ctx: ReadContext, framing: str) -> pl.
                 ),
                 ("trace", pl.col("trace"), "text"),
                 ("tid", pl.col("in_tid"), "token"),
+                *k8s.kubelet_extra(pl.col("in_message")),
                 *[(name, pl.col(f"raw_{name}"), "raw") for name in _RAW],
             ]
         ).alias("extra"),

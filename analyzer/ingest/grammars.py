@@ -38,7 +38,9 @@ class Grammar:
     stamp), ``local`` (``fmt`` applied to the stamp, a local time), ``zoned`` (an RFC 3339
     instant with its offset) or ``none``. ``normalize`` rewrites the stamp first (regex,
     replacement). A ``rank`` group fills the rank column; groups named in ``attrs`` are kept
-    in the ``attrs`` JSON column.
+    in the ``attrs`` JSON column. A grammar with ``after_timestamp`` only applies to lines
+    whose timestamp was already peeled off as a wrapper (``journalctl -o short-iso`` puts
+    the host after an RFC 3339 stamp).
     """
 
     name: str
@@ -48,6 +50,7 @@ class Grammar:
     fmt: str = ""
     normalize: tuple[tuple[str, str], ...] = ()
     attrs: tuple[str, ...] = ()
+    after_timestamp: bool = False
 
     @functools.cached_property
     def groups(self) -> frozenset[str]:
@@ -248,6 +251,8 @@ def parse_lines(
             break
         groups = remaining["rest"].str.extract_groups(grammar.prefix)
         hit = groups.struct.field("all").is_not_null()
+        if grammar.after_timestamp:
+            hit = hit & remaining["wrap_ts"].is_not_null()
         if hit.any():
             matched = remaining.filter(hit).with_columns(groups.filter(hit).struct.unnest())
             matched = matched.with_columns(

@@ -244,6 +244,7 @@ def _records(
         pl.coalesce(pl.col("container"), pl.lit(hints.container, dtype=pl.String)).alias(
             "container"
         ),
+        pl.lit(None, dtype=pl.String).alias("namespace"),
         pl.lit(hints.workload, dtype=pl.String).alias("workload"),
         pl.coalesce(pl.col("rank"), pl.lit(hints.worker, dtype=pl.Int32)).alias("worker"),
         pl.col("logger"),

@@ -216,7 +216,21 @@ def test_chunk_size_does_not_change_rows(name: str, chunk_bytes: int) -> None:
 def test_rows_conform_to_the_canonical_schema(name: str) -> None:
     rows = canonical(read(name))
     assert rows.height == read(name).height
-    assert rows["source"].unique().to_list() == ["cloud_logging"]
+    # Node logs and Kubernetes events are the kubelet source, ML Diagnostics metrics diagon,
+    # whatever export they came in; container logs stay cloud_logging.
+    for source, extra in rows.select(pl.col("source").cast(pl.String), "extra").iter_rows():
+        log_id = json.loads(extra)["logName"].rsplit("/logs/", 1)[1]
+        node = log_id in {"kubelet", "events", "node-problem-detector", "container-runtime"}
+        node = node or log_id.startswith("serialconsole.googleapis.com%2F")
+        resource = json.loads(extra).get("resource", {}).get("type")
+        expected = (
+            "kubelet"
+            if node or resource == "k8s_node"
+            else "diagon"
+            if log_id == "ml_diagnostics_metric"
+            else "cloud_logging"
+        )
+        assert source == expected, (log_id, resource)
     assert rows["severity"].null_count() == 0
     assert rows["ts_quality"].unique().to_list() == ["exact"]
     for extra in rows["extra"]:

@@ -1,0 +1,49 @@
+"""Kubernetes names inside log lines, as polars expressions shared by several readers.
+
+Structured kubelet messages carry ``pod="namespace/name"``, ``podUID=…``,
+``containerName="…"``, ``containerID="containerd://…"`` and ``err="…"`` (formats.md §2.2);
+JobSet pod names encode the JobSet, job index and pod index (§5.4). Every reader that meets
+them derives the same columns the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import polars as pl
+
+from analyzer.ingest.extra import Kind
+
+KUBELET_POD: Final = r'\bpod="(?P<ns>[^/"\s]+)/(?P<name>[^"\s]+)"'
+_CONTAINER: Final = r'\bcontainerName="([^"]+)"'
+_POD_UID: Final = r'\bpodUID="?([0-9a-f][0-9a-f-]{7,})"?'
+_CONTAINER_ID: Final = r'\bcontainerID="?([a-z]+://[0-9a-f]+)"?'
+_ERR: Final = r'\berr="((?:[^"\\]|\\.)*)"'
+_EXIT_CODE: Final = r"\bexitCode=(-?\d+)"
+#: ``<jobset>-<replicatedJob>-<jobIndex>-<podIndex>-<5 random>`` (Indexed Job pod of a JobSet).
+POD_NAME: Final = r"^(?P<base>.+)-(?P<job>\d+)-(?P<idx>\d+)-(?P<sfx>[a-z0-9]{5})$"
+
+
+def kubelet_pod(message: pl.Expr) -> pl.Expr:
+    """Struct with ``ns`` and ``name`` of the pod a structured kubelet message names."""
+    return message.str.extract_groups(KUBELET_POD)
+
+
+def kubelet_container(message: pl.Expr) -> pl.Expr:
+    """The ``containerName`` a structured kubelet message names."""
+    return message.str.extract(_CONTAINER, 1)
+
+
+def kubelet_extra(message: pl.Expr) -> list[tuple[str, pl.Expr, Kind]]:
+    """Further kubelet key=value fields worth keeping in ``extra``."""
+    return [
+        ("podUID", message.str.extract(_POD_UID, 1), "token"),
+        ("containerID", message.str.extract(_CONTAINER_ID, 1), "text"),
+        ("exitCode", message.str.extract(_EXIT_CODE, 1).cast(pl.Int64, strict=False), "number"),
+        ("err", message.str.extract(_ERR, 1), "text"),
+    ]
+
+
+def pod_parts(pod: pl.Expr) -> pl.Expr:
+    """Struct with ``base`` (JobSet + replicated job), ``job`` and ``idx`` of a JobSet pod."""
+    return pod.str.extract_groups(POD_NAME)
