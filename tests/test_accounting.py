@@ -40,6 +40,8 @@ def independent_count(data: bytes, reader: str) -> int:
         return len(json.loads(body))
     if reader == "cloud_logging" and body.lstrip()[:1] not in (b"{", b"["):
         return len(list(csv.reader(io.StringIO(body.decode(), newline="")))) - 1
+    if reader == "kubelet" and body.startswith(b"__CURSOR="):
+        return body.count(b"__CURSOR=")  # journal export: one record per entry
     return body.count(b"\n") + (1 if body and not body.endswith(b"\n") else 0)
 
 

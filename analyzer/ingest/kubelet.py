@@ -132,9 +132,9 @@ class KubeletReader(LineReader):
         body = head.removeprefix(BOM).lstrip()
         if body.startswith(b"{"):
             first = body.split(b"\n", 1)[0]
-            if b'"__REALTIME_TIMESTAMP"' in first or (
-                b'"_HOSTNAME"' in first and b'"MESSAGE"' in first
-            ):
+            if b'"logName"' in first or b'"insertId"' in first:
+                return 0.0  # a Cloud Logging entry that wraps a journal record
+            if b'"__REALTIME_TIMESTAMP"' in first or b'"__CURSOR"' in first:
                 return 0.9
             return 0.0
         if body.startswith((b"__CURSOR=", b"__REALTIME_TIMESTAMP=")):
