@@ -34,6 +34,7 @@ def test_case_layout_and_metadata(ingest_case: Ingest) -> None:
         "case.json",
         "duplicates.parquet",
         "files.parquet",
+        "hosts.parquet",
         "quarantine.parquet",
         "rows",
     ]

@@ -6,6 +6,7 @@ CASE/
   files.parquet        inventory: one row per bundle member
   quarantine.parquet   what could not become a row, or became one only after a repair
   duplicates.parquet   entries dropped as duplicates of an earlier row (Cloud Logging insertId)
+  hosts.parquet        every alias of every host, with the row that proved it
   rows/part-*.parquet  canonical rows, zstd, ~128k-row groups
 ```
 """
@@ -24,6 +25,7 @@ META_FILE: Final = "case.json"
 FILES_FILE: Final = "files.parquet"
 QUARANTINE_FILE: Final = "quarantine.parquet"
 DUPLICATES_FILE: Final = "duplicates.parquet"
+HOSTS_FILE: Final = "hosts.parquet"
 ROWS_DIR: Final = "rows"
 
 FILES_SCHEMA: Final = pa.schema(

@@ -12,6 +12,7 @@ from analyzer.case.layout import (
     CASE_FORMAT,
     DUPLICATES_FILE,
     FILES_FILE,
+    HOSTS_FILE,
     META_FILE,
     QUARANTINE_FILE,
     ROWS_DIR,
@@ -56,6 +57,7 @@ class Case:
             ("files", FILES_FILE),
             ("quarantine", QUARANTINE_FILE),
             ("duplicates", DUPLICATES_FILE),
+            ("hosts", HOSTS_FILE),
         ):
             connection.execute(
                 f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_quote(str(self.path / file))})"
@@ -98,7 +100,7 @@ def open_case(path: Path) -> Case:
             f"case format {meta.format!r} is not supported (this culprit reads {CASE_FORMAT!r})",
             path=str(path),
         )
-    for required in (FILES_FILE, QUARANTINE_FILE, DUPLICATES_FILE):
+    for required in (FILES_FILE, QUARANTINE_FILE, DUPLICATES_FILE, HOSTS_FILE):
         if not (path / required).is_file():
             raise CaseError(f"case is incomplete: {required} is missing", path=str(path))
     return Case(path, meta)

@@ -25,6 +25,7 @@ from analyzer.case.layout import (
     DUPLICATES_SCHEMA,
     FILES_FILE,
     FILES_SCHEMA,
+    HOSTS_FILE,
     META_FILE,
     QUARANTINE_FILE,
     QUARANTINE_SCHEMA,
@@ -32,6 +33,7 @@ from analyzer.case.layout import (
     CaseMeta,
 )
 from analyzer.errors import CaseError
+from analyzer.hosts import EVIDENCE_COLUMNS, HostMap, canonical_host, evidence, resolve
 from analyzer.ingest.base import Issue
 from analyzer.schema import CANONICAL_SCHEMA
 
@@ -75,6 +77,7 @@ class CaseWriter:
         self._buffered = 0
         self._buffered_bytes = 0
         self._keys: list[pl.DataFrame] = []
+        self._aliases: list[pl.DataFrame] = []
         self._issues: list[dict[str, Any]] = []
         self._issue_writer: pq.ParquetWriter | None = None
         self.files: list[dict[str, Any]] = []
@@ -119,6 +122,10 @@ class CaseWriter:
     @staticmethod
     def _part_path(root: Path, index: int) -> Path:
         return root / ROWS_DIR / f"part-{index:05d}.parquet"
+
+    def add_aliases(self, found: pl.DataFrame) -> None:
+        """Host aliases readers found inside rows (row_id, file_id, line, host, alias, kind)."""
+        self._aliases.append(found)
 
     # -- issues and inventory -----------------------------------------------------------------
 
@@ -165,7 +172,7 @@ class CaseWriter:
         if self._part_writer is not None:
             self._part_writer.close()
             self._part_writer = None
-        self._remove_duplicates()
+        self._finalize_rows()
         self._flush_issues()
         if self._issue_writer is None:
             pq.write_table(QUARANTINE_SCHEMA.empty_table(), self.staging / QUARANTINE_FILE)
@@ -193,46 +200,69 @@ class CaseWriter:
         self.staging.replace(self.target)
         shutil.rmtree(old, ignore_errors=True)
 
-    def _remove_duplicates(self) -> None:
-        """Drop rows whose de-duplication key was seen before; list them in duplicates.parquet.
+    def _finalize_rows(self) -> None:
+        """Drop duplicates, resolve host aliases, and rewrite the part files that change.
 
-        Only the small key table is held in memory; a part file is rewritten only when it
-        holds a duplicate.
+        Duplicates: rows whose de-duplication key was seen before go to duplicates.parquet.
+        Hosts: aliases are resolved from small columns of every row plus what readers found
+        in row content; every row's ``host`` becomes the canonical id (hosts.parquet keeps
+        the map with the row that proved each alias). A part file is rewritten only when one
+        of its rows is dropped or gets another host.
         """
-        dropped = pl.DataFrame(schema={"row_id": pl.Int64, "kept_row_id": pl.Int64})
-        if self._keys:
-            keys = pl.concat(self._keys)
-            keys = keys.with_columns(pl.col("row_id").first().over("a", "b").alias("kept_row_id"))
-            dropped = keys.filter(pl.col("row_id") != pl.col("kept_row_id")).select(
-                "row_id", "kept_row_id"
-            )
-            self._keys = []
-        tables = []
-        if dropped.height:
-            drop_files = set((dropped["row_id"] // (1 << 32)).unique().to_list())
-            for index, file_ids in enumerate(self._part_files):
-                if file_ids & drop_files:
-                    tables.append(self._rewrite_part(index, dropped))
-        removed = (
-            pl.concat(tables)
-            if tables
+        dropped = self._duplicate_rows()
+        parts = [self._part_path(self.staging, i) for i in range(len(self._part_files))]
+        host_map = self._host_map(parts, dropped)
+        pq.write_table(host_map.table.to_arrow(), self.staging / HOSTS_FILE, **_COMPRESSION)
+        removed: list[pl.DataFrame] = []
+        drop_files = set((dropped["row_id"] // (1 << 32)).unique().to_list())
+        for index, path in enumerate(parts):
+            drop_here = dropped if self._part_files[index] & drop_files else dropped.clear()
+            small = pl.read_parquet(path, columns=list(EVIDENCE_COLUMNS))
+            canonical = canonical_host(small, host_map)
+            moved = bool((canonical.ne_missing(small["host"].cast(pl.String))).any())
+            if drop_here.height or moved:
+                removed.append(self._rewrite_part(path, drop_here, host_map))
+        table = (
+            pl.concat(removed)
+            if removed
             else pl.DataFrame(schema=dict(zip(DUPLICATES_SCHEMA.names, _DUP_TYPES, strict=True)))
         )
-        pq.write_table(removed.to_arrow().cast(DUPLICATES_SCHEMA), self.staging / DUPLICATES_FILE)
-        if removed.height:
-            per_file = dict(removed.group_by("file_id").len().iter_rows())
+        pq.write_table(table.to_arrow().cast(DUPLICATES_SCHEMA), self.staging / DUPLICATES_FILE)
+        if table.height:
+            per_file = dict(table.group_by("file_id").len().iter_rows())
             for record in self.files:
                 count = per_file.get(record["file_id"], 0)
                 if count:
                     record["duplicates"] = count
                     record["rows"] -= count
 
-    def _rewrite_part(self, index: int, dropped: pl.DataFrame) -> pl.DataFrame:
-        path = self._part_path(self.staging, index)
+    def _duplicate_rows(self) -> pl.DataFrame:
+        """row_id of every duplicate and the row_id of the row kept in its place."""
+        if not self._keys:
+            return pl.DataFrame(schema={"row_id": pl.Int64, "kept_row_id": pl.Int64})
+        keys = pl.concat(self._keys)
+        self._keys = []
+        keys = keys.with_columns(pl.col("row_id").first().over("a", "b").alias("kept_row_id"))
+        return keys.filter(pl.col("row_id") != pl.col("kept_row_id")).select(
+            "row_id", "kept_row_id"
+        )
+
+    def _host_map(self, parts: list[Path], dropped: pl.DataFrame) -> HostMap:
+        named = pl.concat(self._aliases) if self._aliases else None
+        self._aliases = []
+        if not parts:
+            return resolve(pl.DataFrame())
+        rows = pl.scan_parquet(parts).select(list(EVIDENCE_COLUMNS))
+        if dropped.height:
+            rows = rows.join(dropped.lazy().select("row_id"), on="row_id", how="anti")
+        return resolve(evidence(rows, named).collect())
+
+    def _rewrite_part(self, path: Path, dropped: pl.DataFrame, host_map: HostMap) -> pl.DataFrame:
         table = pl.from_arrow(pq.read_table(path))
         assert isinstance(table, pl.DataFrame)
         gone = table.join(dropped, on="row_id", how="inner")
         kept = table.join(dropped, on="row_id", how="anti")
+        kept = kept.with_columns(canonical_host(kept, host_map).cast(pl.Categorical))
         temporary = path.with_suffix(".rewrite")
         pq.write_table(
             kept.to_arrow().cast(CANONICAL_SCHEMA),

@@ -26,6 +26,7 @@ from typing import ClassVar, Final
 import numpy as np
 import polars as pl
 
+from analyzer.hosts import chip_location
 from analyzer.ingest import grammars, k8s
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
 from analyzer.ingest.extra import compact_json
@@ -91,6 +92,7 @@ _FIELDS: Final[dict[str, list[str]]] = {
     "r_node": ["$.resource.labels.node_name"],
     "r_node_id": ["$.resource.labels.node_id"],
     "r_worker_id": ["$.resource.labels.worker_id"],
+    "r_instance": ["$.resource.labels.instance_id"],
     "l_resource_name": _label("compute.googleapis.com/resource_name"),
     "l_jobset": _label("jobset.sigs.k8s.io/jobset-name"),
     "l_job_index": _label("jobset.sigs.k8s.io/job-index"),
@@ -521,6 +523,12 @@ def _derive(frame: pl.DataFrame, tz: str, ctx: ReadContext, framing: str) -> pl.
         pl.when(pl.col("insert_id").is_not_null())
         .then(pl.struct(dedup_text.hash(seed=1).alias("a"), dedup_text.hash(seed=2).alias("b")))
         .alias("_dedup_key"),
+        # Names of the host found inside the entry (for the case's host map).
+        pl.coalesce(pl.col("r_instance"), chip_location(pl.col("in_message"))).alias("_alias"),
+        pl.when(pl.col("r_instance").is_not_null())
+        .then(pl.lit("instance_id"))
+        .otherwise(pl.lit("chip"))
+        .alias("_alias_kind"),
     )
 
 

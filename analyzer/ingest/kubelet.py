@@ -35,7 +35,7 @@ from analyzer.ingest.extra import compact_json
 from analyzer.ingest.framing import BOM, iter_line_chunks
 from analyzer.ingest.grammars import GRAMMARS, Grammar
 from analyzer.ingest.jsonfields import FieldSpec, extract
-from analyzer.ingest.lines import FileHints, LineReader, head_lines, year_anchor
+from analyzer.ingest.lines import FileHints, LineReader, head_lines, path_host, year_anchor
 from analyzer.ingest.timestamps import check_tz, epoch_micros
 from analyzer.schema import host_expr, severity_expr
 from analyzer.streams import Content
@@ -88,8 +88,6 @@ _NODE_IDENTS: Final = re.compile(
 )
 _KLOG_GO: Final = re.compile(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d{6} +\d+ [\w.-]+\.go:\d+\] ")
 _KLOG_HEADER_MACHINE: Final = re.compile(r"^Running on machine: (\S+)")
-# Node names as they appear in bundle paths (GKE nodes, TPU VMs, IPs).
-_PATH_HOST: Final = re.compile(r"^(?:gke-[a-z0-9-]+|[a-z0-9-]+-w-\d+|\d{1,3}(?:\.\d{1,3}){3})$")
 _OOM: Final = "out of memory"
 
 _JOURNAL_FIELDS: Final = FieldSpec(
@@ -106,18 +104,6 @@ _JOURNAL_FIELDS: Final = FieldSpec(
     },
     {"message": ["$.MESSAGE"]},
 )
-
-
-def path_host(path: str) -> str | None:
-    """A node name in the bundle path (``nodes/gke-…/kubelet.log``), if there is one."""
-    for part in reversed(path.split("/")[:-1]):
-        if _PATH_HOST.match(part.lower()):
-            return part
-    stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
-    for piece in (stem, stem.removeprefix("kubelet-"), stem.removesuffix("-kubelet")):
-        if _PATH_HOST.match(piece.lower()):
-            return piece
-    return None
 
 
 class KubeletReader(LineReader):

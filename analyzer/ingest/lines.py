@@ -19,12 +19,14 @@ from typing import ClassVar, Final, TypeVar
 import numpy as np
 import polars as pl
 
+from analyzer.hosts import chip_location
 from analyzer.ingest import grammars
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
 from analyzer.ingest.extra import compact_json
 from analyzer.ingest.folding import EXCEPTION_LINE, TRACEBACK_HEADER, mark_records
 from analyzer.ingest.framing import LineChunk, iter_line_chunks, merge_chunks, take_lines
 from analyzer.ingest.grammars import Grammar
+from analyzer.ingest.k8s import POD_NAME
 from analyzer.ingest.timestamps import NS, check_tz
 from analyzer.schema import host_expr, severity_expr
 from analyzer.streams import Content
@@ -45,6 +47,29 @@ def head_lines(head: bytes) -> list[str]:
     if len(head) >= 1024 and len(lines) > 1:
         lines = lines[:-1]
     return [line for line in lines if line.strip()]
+
+
+# Node names as they appear in bundle paths (GKE nodes, TPU VMs, IPs).
+_PATH_HOST: Final = re.compile(r"^(?:gke-[a-z0-9-]+|[a-z0-9-]+-w-\d+|\d{1,3}(?:\.\d{1,3}){3})$")
+_POD_FILE: Final = re.compile(POD_NAME)
+
+
+def path_host(path: str) -> str | None:
+    """A node name in the bundle path (``nodes/gke-…/kubelet.log``), if there is one."""
+    for part in reversed(path.split("/")[:-1]):
+        if _PATH_HOST.match(part.lower()):
+            return part
+    stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    for piece in (stem, stem.removeprefix("kubelet-"), stem.removesuffix("-kubelet")):
+        if _PATH_HOST.match(piece.lower()):
+            return piece
+    return None
+
+
+def path_pod(path: str) -> str | None:
+    """A JobSet pod name used as the file name (``kubectl logs POD > POD.log``)."""
+    stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    return stem if _POD_FILE.match(stem) else None
 
 
 @dataclass
@@ -83,9 +108,15 @@ class LineReader:
         return 0.05 + 0.55 * grammars.share_recognized(lines, self.grammars)
 
     def hints(self, head: bytes, ctx: ReadContext) -> FileHints:
-        """What the file says as a whole; by default the year anchor and the zone."""
+        """What the file says as a whole: the year anchor, the zone, and a node or pod name
+        the bundle path gives."""
         tz = check_tz(ctx.options.tz)
-        return FileHints(year_anchor(head, ctx, tz, self.grammars), tz)
+        return FileHints(
+            year_anchor(head, ctx, tz, self.grammars),
+            tz,
+            host=path_host(ctx.path),
+            pod=path_pod(ctx.path),
+        )
 
     def finish(self, rows: pl.DataFrame, hints: FileHints) -> pl.DataFrame:
         """Format-specific columns; rows arrive in canonical form (plus ``attrs``)."""
@@ -266,6 +297,8 @@ def _records(
                 *[(key, pl.lit(value), "text") for key, value in hints.extra.items()],
             ]
         ).alias("extra"),
+        chip_location(pl.col("message")).alias("_alias"),
+        pl.lit("chip").alias("_alias_kind"),
     )
 
 

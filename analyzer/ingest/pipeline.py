@@ -215,6 +215,19 @@ class IngestRun:
             (row_ids + (file_id << 32)).alias("row_id"),
         )
         state.rows += frame.height
+        if "_alias" in frame.columns:
+            named = frame.filter(pl.col("_alias").is_not_null() & pl.col("host").is_not_null())
+            if named.height:
+                self.writer.add_aliases(
+                    named.select(
+                        "row_id",
+                        "file_id",
+                        "line",
+                        pl.col("host").cast(pl.String),
+                        pl.col("_alias").alias("alias"),
+                        pl.col("_alias_kind").alias("kind"),
+                    )
+                )
         keys = None
         if "_dedup_key" in frame.columns:
             keys = frame.select(pl.col("row_id"), pl.col("_dedup_key").struct.unnest()).drop_nulls()

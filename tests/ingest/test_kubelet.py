@@ -11,7 +11,8 @@ import pytest
 
 from analyzer.ingest.base import FileCounts, Issue, ReadContext, ReadOptions
 from analyzer.ingest.detect import choose_reader
-from analyzer.ingest.kubelet import KubeletReader, path_host
+from analyzer.ingest.kubelet import KubeletReader
+from analyzer.ingest.lines import path_host
 from analyzer.streams import Content, ExpansionBudget
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "kubelet"
