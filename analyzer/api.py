@@ -35,6 +35,7 @@ __all__ = [
     "CaseInfo",
     "IngestResult",
     "ReadOptions",
+    "case_hosts",
     "case_info",
     "ingest",
     "load_case",
@@ -212,6 +213,17 @@ def case_info(case: str | Path, *, top_hosts: int = 20) -> CaseInfo:
     """Summary of a case: counts per source, reader, severity and host, quarantine reasons,
     files that were not fully read."""
     return summarize(load_case(case), top_hosts=top_hosts)
+
+
+def case_hosts(case: str | Path) -> pa.Table:
+    """The case's host map: every alias of every host, with the file and line of the row that
+    proved it (``conflict`` marks aliases rows tie to more than one host)."""
+    return query(
+        case,
+        "SELECT h.host, h.kind, h.alias, f.path || ':' || h.line AS evidence, h.rows, h.conflict "
+        "FROM hosts h LEFT JOIN files f USING (file_id) "
+        "ORDER BY h.conflict, h.host, h.kind, h.alias",
+    )
 
 
 def query(case: str | Path, sql: str) -> pa.Table:

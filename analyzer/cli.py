@@ -184,6 +184,48 @@ def case_info(
     _render_info(info)
 
 
+@case_app.command("hosts")
+def case_hosts(
+    case: Annotated[Path, typer.Argument(help="A case directory.")],
+    output: Annotated[str, typer.Option("--format", help="table, csv or json.")] = "table",
+) -> None:
+    """Every host of the case with all its aliases and the row that proves each one.
+
+    Example: culprit case hosts /tmp/case
+    """
+    from analyzer import api
+
+    if output not in ("table", "csv", "json"):
+        _fail("--format must be table, csv or json")
+    table = _run(lambda: api.case_hosts(case))
+    if output != "table":
+        _write_table(table, output, None, table.num_rows)
+        return
+    from rich.table import Table
+
+    console = _console()
+    rows = table.to_pylist()
+    hosts = sorted({r["host"] for r in rows if not r["conflict"]})
+    grid = Table(title=f"{len(hosts):,} hosts", title_justify="left")
+    for column in ("host", "kind", "alias", "evidence", "rows"):
+        grid.add_column(column, overflow="fold")
+    previous = None
+    for row in rows:
+        if row["conflict"]:
+            continue
+        shown = row["host"] if row["host"] != previous else ""
+        previous = row["host"]
+        grid.add_row(shown, row["kind"], row["alias"], row["evidence"], _cell(row["rows"]))
+    console.print(grid)
+    conflicts = [r for r in rows if r["conflict"]]
+    if conflicts:
+        console.print(
+            "Conflicts (aliases that rows tie to more than one host; not used):", style="yellow"
+        )
+        for row in conflicts:
+            console.print(f"  {row['kind']} {row['alias']} -> {row['host']} ({row['evidence']})")
+
+
 def _render_info(info: CaseInfo) -> None:
     from rich.table import Table
 

@@ -233,6 +233,9 @@ def resolve(pairs: pl.DataFrame) -> HostMap:
     )
     pairs = (
         pairs.join(upgrade, on="host", how="left")
+        # A row that shows only the ID as its host proves nothing about the name; the row
+        # that shows both is the evidence.
+        .filter(pl.col("named").is_null() | (pl.col("alias") != pl.col("host")))
         .with_columns(pl.coalesce(pl.col("named"), pl.col("host")).alias("host"))
         .drop("named")
         .group_by("alias", "kind", "host")

@@ -110,3 +110,16 @@ def test_python_dash_m_and_version() -> None:
     )
     assert done.stdout.strip()
     assert runner.invoke(app, ["version"]).stdout.strip() == done.stdout.strip()
+
+
+def test_case_hosts(case: Path) -> None:
+    table = runner.invoke(app, ["case", "hosts", str(case)])
+    assert table.exit_code == 0
+    assert "4 hosts" in table.stdout
+    as_csv = runner.invoke(app, ["case", "hosts", str(case), "--format", "csv"])
+    lines = as_csv.stdout.strip().splitlines()
+    assert lines[0] == '"host","kind","alias","evidence","rows","conflict"'
+    instance = [line for line in lines if "1437928523886234104" in line]
+    assert len(instance) == 1
+    assert "gke-tpu-v5p-train-tpu-pool-1-6f3b2c1a-p4vd" in instance[0]
+    assert "gcloud/node-and-system-events.json:" in instance[0]
