@@ -191,3 +191,30 @@ def test_query_and_info(ingest_case: Ingest) -> None:
     assert info.unbalanced_files == []
     with pytest.raises(QueryError, match="nope"):
         api.query(case, "SELECT * FROM nope")
+
+
+def test_year_from_the_rest_of_the_bundle(tmp_path: Path) -> None:
+    """A klog file with no year anywhere, copied years later (mtime 2030): its year-less
+    stamps are moved to the year of the bundle's dated rows (the example's 2026)."""
+    bundle = _copy_example(tmp_path)
+    klog = bundle / "nodes" / "kubelet.log"
+    klog.parent.mkdir()
+    klog.write_text(
+        'I1129 18:21:05.000001    2218 kubelet.go:2425] "no year here"\n  a continuation line\n'
+    )
+    os.utime(klog, (1906000000, 1906000000))  # 2030-05-26
+    case = api.ingest([bundle], tmp_path / "case").case
+    rows = read_table(case, "rows")
+    files = read_table(case, "files")
+    file_id = files.filter(pl.col("path") == "nodes/kubelet.log")["file_id"].item()
+    moved = rows.filter(pl.col("file_id") == file_id)
+    assert moved["ts"].dt.year().to_list() == [2026]
+    assert moved["ts_quality"].cast(pl.String).to_list() == ["inferred_year"]
+    assert files.filter(pl.col("file_id") == file_id)["year_from"].item() == "bundle"
+    assert files.filter(pl.col("file_id") == file_id)["ts_min"].dt.year().item() == 2026
+    # With --year the option wins and nothing is moved.
+    pinned = api.ingest([bundle], tmp_path / "pinned", options=api.ReadOptions(year=2031)).case
+    pinned_rows = read_table(pinned, "rows")
+    pinned_files = read_table(pinned, "files")
+    file_id = pinned_files.filter(pl.col("path") == "nodes/kubelet.log")["file_id"].item()
+    assert pinned_rows.filter(pl.col("file_id") == file_id)["ts"].dt.year().to_list() == [2031]

@@ -51,6 +51,7 @@ FILES_SCHEMA: Final = pa.schema(
         ("duplicates", pa.int64()),
         ("ts_min", pa.timestamp("ns", tz="UTC")),
         ("ts_max", pa.timestamp("ns", tz="UTC")),
+        ("year_from", pa.string()),
         ("detail", pa.string()),
     ]
 )

@@ -212,6 +212,7 @@ class CaseWriter:
         dropped = self._duplicate_rows()
         parts = [self._part_path(self.staging, i) for i in range(len(self._part_files))]
         host_map = self._host_map(parts, dropped)
+        shifts = self._year_shifts(parts)
         pq.write_table(host_map.table.to_arrow(), self.staging / HOSTS_FILE, **_COMPRESSION)
         removed: list[pl.DataFrame] = []
         drop_files = set((dropped["row_id"] // (1 << 32)).unique().to_list())
@@ -220,8 +221,9 @@ class CaseWriter:
             small = pl.read_parquet(path, columns=list(EVIDENCE_COLUMNS))
             canonical = canonical_host(small, host_map)
             moved = bool((canonical.ne_missing(small["host"].cast(pl.String))).any())
-            if drop_here.height or moved:
-                removed.append(self._rewrite_part(path, drop_here, host_map))
+            shifted = bool(self._part_files[index] & set(shifts))
+            if drop_here.height or moved or shifted:
+                removed.append(self._rewrite_part(path, drop_here, host_map, shifts))
         table = (
             pl.concat(removed)
             if removed
@@ -257,12 +259,63 @@ class CaseWriter:
             rows = rows.join(dropped.lazy().select("row_id"), on="row_id", how="anti")
         return resolve(evidence(rows, named).collect())
 
-    def _rewrite_part(self, path: Path, dropped: pl.DataFrame, host_map: HostMap) -> pl.DataFrame:
+    def _year_shifts(self, parts: list[Path]) -> dict[int, int]:
+        """Years to add to the year-less stamps of files whose year only came from their
+        modification time, so they land nearest the rest of the bundle (file_id -> years).
+
+        A file copied or extracted long after the incident has a misleading mtime; the
+        bundle's own dated rows (Cloud Logging, journald, full dates) are better evidence.
+        """
+        weak = [r["file_id"] for r in self.files if r.get("year_from") == "mtime"]
+        if not weak or not parts:
+            return {}
+        scan = pl.scan_parquet(parts).select("file_id", "ts", "ts_quality")
+        dated = scan.filter(
+            pl.col("ts_quality").is_in(["exact", "inferred_tz"]) & ~pl.col("file_id").is_in(weak)
+        )
+        anchor = dated.select(pl.col("ts").median()).collect().item()
+        if anchor is None:
+            return {}
+        yearless = (
+            scan.filter(pl.col("file_id").is_in(weak) & (pl.col("ts_quality") == "inferred_year"))
+            .group_by("file_id")
+            .agg(pl.col("ts").median())
+            .collect()
+        )
+        shifts: dict[int, int] = {}
+        for file_id, median in yearless.iter_rows():
+            years = round((anchor - median).total_seconds() / (365.2425 * 86400))
+            if years:
+                shifts[int(file_id)] = years
+        for record in self.files:
+            years = shifts.get(record["file_id"], 0)
+            if years:
+                record["year_from"] = "bundle"
+                for key in ("ts_min", "ts_max"):
+                    if record[key] is not None:
+                        moved = pl.Series([record[key]]).cast(pl.Datetime("ns", "UTC"))
+                        record[key] = moved.dt.offset_by(f"{years}y").cast(pl.Int64).item()
+        return shifts
+
+    def _rewrite_part(
+        self, path: Path, dropped: pl.DataFrame, host_map: HostMap, shifts: dict[int, int]
+    ) -> pl.DataFrame:
         table = pl.from_arrow(pq.read_table(path))
         assert isinstance(table, pl.DataFrame)
         gone = table.join(dropped, on="row_id", how="inner")
         kept = table.join(dropped, on="row_id", how="anti")
         kept = kept.with_columns(canonical_host(kept, host_map).cast(pl.Categorical))
+        if shifts:
+            years = pl.col("file_id").replace_strict(shifts, default=0, return_dtype=pl.Int64)
+            movable = pl.col("ts_quality").cast(pl.String).is_in(["inferred_year", "inherited"])
+            kept = kept.with_columns(
+                pl.when(movable & (years != 0))
+                .then(
+                    pl.col("ts").dt.offset_by(pl.concat_str([years.cast(pl.String), pl.lit("y")]))
+                )
+                .otherwise(pl.col("ts"))
+                .alias("ts")
+            )
         temporary = path.with_suffix(".rewrite")
         pq.write_table(
             kept.to_arrow().cast(CANONICAL_SCHEMA),

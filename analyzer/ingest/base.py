@@ -100,6 +100,8 @@ class ReadContext:
     issues: list[Issue] = field(default_factory=list)
     #: Whether a file-level problem was noted (the file was not read to its end).
     incomplete: bool = False
+    #: Where the year of year-less stamps came from (see ``lines.year_anchor``).
+    year_from: str | None = None
 
     def drop(self, line: int, offset: int, reason: str, raw: bytes | None = None) -> None:
         """Quarantine an input record that produces no row."""

@@ -332,18 +332,25 @@ def year_anchor(
 
     In order: ``--year``; the glog/klog ``Log file created at:`` header; the first line in the
     file's head whose own stamp carries a year; the file's modification time. Decided from the
-    head of the file so it does not depend on how the file is cut into chunks.
+    head of the file so it does not depend on how the file is cut into chunks. Where the year
+    came from is recorded in ``ctx.year_from`` (``option``, ``header``, ``file``, ``mtime``):
+    years taken from the modification time are checked again against the rest of the bundle
+    when the case is finished.
     """
     if ctx.options.year is not None:
+        ctx.year_from = "option"
         return dt.date(ctx.options.year, 7, 2)
     lines = head.decode("utf-8", "replace").splitlines()[:_ANCHOR_LINES]
     for line in lines[:20]:
         match = re.match(grammars.LOG_FILE_HEADER, line)
         if match:
             try:
-                return dt.date(*(int(part) for part in match.groups()))
+                anchor = dt.date(*(int(part) for part in match.groups()))
             except ValueError:
                 break
+            ctx.year_from = "header"
+            return anchor
+    ctx.year_from = "mtime"
     fallback = ctx.anchor_date()
     if not lines or not grammars.any_yearless(lines, grammar_set):
         return fallback  # nothing in this head needs a year
@@ -351,6 +358,7 @@ def year_anchor(
     parsed = grammars.parse_lines(text, anchor=fallback, tz=tz, grammars=grammar_set)
     dated = parsed.filter(pl.col("ts_quality").is_in(["exact", "inferred_tz"]))["ts"].drop_nulls()
     if dated.len():
+        ctx.year_from = "file"
         first = dated.item(0)
         return first.date()  # type: ignore[no-any-return]
     return fallback

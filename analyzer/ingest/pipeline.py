@@ -117,6 +117,7 @@ class IngestRun:
             "duplicates": 0,
             "ts_min": None,
             "ts_max": None,
+            "year_from": None,
             "detail": member.detail,
         }
         self._next_id += 1
@@ -177,6 +178,7 @@ class IngestRun:
             repaired=counts.repaired,
             ts_min=state.first_ts,
             ts_max=state.last_ts,
+            year_from=ctx.year_from,
         )
 
     def _read_content(
