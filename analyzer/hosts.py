@@ -194,6 +194,14 @@ class HostMap:
         usable = self.table.filter(~pl.col("conflict"))
         return dict(usable.select("alias", "host").iter_rows())
 
+    def worker(
+        self, workload: str, attempt: int | None, slice_index: int, worker: int
+    ) -> str | None:
+        """The host of worker ``worker`` of slice ``slice_index`` (a Megascale
+        ``slice<S>-task<H>``, a ModelArts ``worker-N``)."""
+        key = f"worker:{workload}#{'-' if attempt is None else attempt}:{slice_index}/{worker}"
+        return self.mapping().get(key)
+
     def task(self, workload: str, attempt: int | None, number: int) -> str | None:
         """The host that ran JAX task ``number`` (``/job:jax_worker/replica:0/task:N``)."""
         key = f"task:{workload}#{'-' if attempt is None else attempt}:{number}"

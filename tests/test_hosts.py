@@ -98,6 +98,8 @@ def test_aliases_resolve_and_conflicts_are_kept_apart() -> None:
     assert (evidence_row["file_id"], evidence_row["line"]) == (3, 7)
     assert host_map.lookup("job-s-0-0.headless-svc:8471") == "node-a"
     assert host_map.task("job", 0, 1) == "node-b"
+    assert host_map.worker("job", 0, 0, 0) == "node-a"
+    assert host_map.worker("job", 1, 0, 0) is None  # another restart attempt: not known
     assert host_map.lookup("nobody") is None
     # Rows without a host get one from their pod or worker; numeric IDs get the name.
     orphans = _rows(
