@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -42,7 +43,27 @@ def independent_count(data: bytes, reader: str) -> int:
         return len(list(csv.reader(io.StringIO(body.decode(), newline="")))) - 1
     if reader == "kubelet" and body.startswith(b"__CURSOR="):
         return body.count(b"__CURSOR=")  # journal export: one record per entry
+    if reader == "diagon_api":
+        # gcloud mldiagnostics output: every ML run, monitored event and analyzer report.
+        document = json.loads(body)
+        items = document if isinstance(document, list) else [document]
+        return sum(1 + len(item.get("analyzerReports", [])) for item in items)
+    if reader == "modelarts_api":
+        return modelarts_api_records(json.loads(body))
     return body.count(b"\n") + (1 if body and not body.endswith(b"\n") else 0)
+
+
+def modelarts_api_records(document: dict[str, Any]) -> int:
+    """ModelArts API JSON: the job, its task statuses, running and recover records; each
+    event; each stage of each running record."""
+    if "metadata" in document:
+        status = document.get("status") or {}
+        running = status.get("running_records") or []
+        recovers = sum(len(r.get("recover_records") or []) for r in running)
+        return 1 + len(status.get("task_statuses") or []) + len(running) + recovers
+    if "events" in document:
+        return len(document["events"])
+    return sum(len(r.get("stages") or []) for r in document["running_records"])
 
 
 @pytest.mark.parametrize("bundle", bundles(), ids=lambda p: p.name)
@@ -87,7 +108,17 @@ def test_rows_lead_back_to_their_bytes(bundle: Path, ingest_case: Ingest) -> Non
         elif reader == "cloud_logging.json_array":
             entry, _ = json.JSONDecoder().raw_decode(data[offset:].decode())
             assert entry.get("insertId") == row["insert_id"]
-        elif reader.startswith("text."):
+        elif reader.startswith("modelarts_api."):
+            assert data[offset : offset + 1] == b"{", (path, line)
+            json.JSONDecoder().raw_decode(data[offset:].decode())
+        elif reader.startswith("modelarts."):
+            raw = data[offset:].split(b"\n", 1)[0].decode("utf-8", "replace")
+            first = row["message"].split("\n", 1)[0]
+            # CANN error-code rows keep their code; logrus rows are the quoted msg.
+            assert re.sub(r"^E[0-9A-Z]\d{4}: ", "", first) in raw, (path, line, raw, first)
+        elif reader.startswith("diagon_api."):
+            assert data[offset : offset + 1] == b"{", (path, line)
+        elif reader.startswith(("text.", "diagon.")):
             raw = ANSI.sub("", data[offset:].split(b"\n", 1)[0].decode("utf-8", "replace"))
             raw = raw.rstrip("\r")
             first = row["message"].split("\n", 1)[0]

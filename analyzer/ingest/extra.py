@@ -34,6 +34,11 @@ def compact_json(fields: list[tuple[str, pl.Expr, Kind]]) -> pl.Expr:
     order; null when every field is null."""
     parts = []
     for key, value, kind in fields:
+        if kind == "members":
+            inner = value.str.slice(1, value.str.len_chars() - 2)
+            keep = value.is_not_null() & (inner.str.len_bytes() > 0)
+            parts.append(pl.when(keep).then(pl.concat_str([pl.lit(","), inner])))
+            continue
         prefix = pl.lit("," + json.dumps(key) + ":")
         parts.append(
             pl.when(value.is_not_null()).then(pl.concat_str([prefix, _value(value, kind)]))

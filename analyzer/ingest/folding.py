@@ -3,10 +3,11 @@
 Rules (formats.md §5.3), decided per line with polars expressions over a whole chunk:
 
 * a line that matched a prefix grammar starts a record;
-* an unprefixed line continues the record before it when it is indented, is a traceback chain
-  marker, sits inside ``*** Begin/End stack trace ***``, closes a traceback
-  (``XlaRuntimeError: …`` after a frame), is a ``Traceback (most recent call last):`` right
-  after an error-level line or a chain marker, or follows a prefixed line ending in ``:``;
+* an unprefixed line continues the record before it when it is indented, is a Go stack
+  frame after an error line or a frame, is a traceback chain marker, sits inside
+  ``*** Begin/End stack trace ***``, closes a traceback (``XlaRuntimeError: …`` after a
+  frame), is a ``Traceback (most recent call last):`` right after an error-level line or a
+  chain marker, or follows a prefixed line ending in ``:``;
 * otherwise an unprefixed line is a record of its own;
 * a blank line belongs to the record around it when the next non-blank line continues that
   record, and is otherwise counted as blank;
@@ -50,6 +51,11 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
         body.is_in(list(_CHAIN_MARKERS)).alias("_chain"),
         body.str.contains(EXCEPTION_LINE).alias("_exc"),
         body.str.starts_with("*** Begin stack trace ***").alias("_begin"),
+        # A Go stack frame: a qualified function name, then its file on a TAB-indented line.
+        (
+            body.str.contains(r"^[\w.\-/]+\.[\w.()*\[\]-]+$")
+            & pl.col("text").shift(-1).str.starts_with("\t").fill_null(False)
+        ).alias("_go_frame"),
         body.str.starts_with("*** End stack trace ***").alias("_end"),
         # Only a recognized record ending in ':' or '<' announces continuation lines; plain
         # text ending in ':' says nothing about the next line.
@@ -93,6 +99,7 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
                 | pl.col("_in_block")
                 | pl.col("_end")
                 | (pl.col("_exc") & (pl.col("_prev_indented") | pl.col("_prev_tb")))
+            | (pl.col("_go_frame") & (pl.col("_prev_indented") | pl.col("_prev_error_header")))
                 | (pl.col("_tb") & (pl.col("_prev_error_header") | pl.col("_prev_chain")))
                 | pl.col("_prev_colon")
             )
