@@ -15,6 +15,7 @@ from typing import Final
 from analyzer.errors import UsageError
 from analyzer.ingest.base import Reader
 from analyzer.ingest.cloud_logging import CloudLoggingReader
+from analyzer.ingest.diagon import DiagonApiReader, DiagonDaemonReader
 from analyzer.ingest.kubelet import KubeletReader
 from analyzer.ingest.lines import looks_binary
 from analyzer.ingest.text import TextReader
@@ -22,6 +23,8 @@ from analyzer.ingest.text import TextReader
 READERS: Final[tuple[Reader, ...]] = (
     CloudLoggingReader(),
     KubeletReader(),
+    DiagonApiReader(),
+    DiagonDaemonReader(),
     TextReader(),
 )
 
