@@ -18,6 +18,7 @@ from analyzer.ingest.cloud_logging import CloudLoggingReader
 from analyzer.ingest.diagon import DiagonApiReader, DiagonDaemonReader
 from analyzer.ingest.kubelet import KubeletReader
 from analyzer.ingest.lines import looks_binary
+from analyzer.ingest.modelarts import ModelArtsApiReader, ModelArtsLogReader
 from analyzer.ingest.text import TextReader
 
 READERS: Final[tuple[Reader, ...]] = (
@@ -25,6 +26,8 @@ READERS: Final[tuple[Reader, ...]] = (
     KubeletReader(),
     DiagonApiReader(),
     DiagonDaemonReader(),
+    ModelArtsLogReader(),
+    ModelArtsApiReader(),
     TextReader(),
 )
 

@@ -42,7 +42,8 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
     collect.
     """
     body = pl.col("message")
-    blank = pl.col("text").str.strip_chars().str.len_bytes() == 0
+    # Blank after wrappers: a torchrun "[rank0]: " line with nothing after it is blank too.
+    blank = body.str.strip_chars().str.len_bytes() == 0
     flags = frame.with_row_index("_i").with_columns(
         blank.alias("is_blank"),
         pl.col("grammar").is_not_null().alias("_matched"),
@@ -99,7 +100,7 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
                 | pl.col("_in_block")
                 | pl.col("_end")
                 | (pl.col("_exc") & (pl.col("_prev_indented") | pl.col("_prev_tb")))
-            | (pl.col("_go_frame") & (pl.col("_prev_indented") | pl.col("_prev_error_header")))
+                | (pl.col("_go_frame") & (pl.col("_prev_indented") | pl.col("_prev_error_header")))
                 | (pl.col("_tb") & (pl.col("_prev_error_header") | pl.col("_prev_chain")))
                 | pl.col("_prev_colon")
             )

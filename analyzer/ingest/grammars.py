@@ -254,9 +254,12 @@ def parse_lines(
         if grammar.after_timestamp:
             hit = hit & remaining["wrap_ts"].is_not_null()
         if hit.any():
-            matched = remaining.filter(hit).with_columns(groups.filter(hit).struct.unnest())
+            # Group values get a prefix so a group named like a column (rank) cannot clobber it.
+            found = groups.filter(hit)
+            found = found.struct.rename_fields([f"g_{name}" for name in found.struct.fields])
+            matched = remaining.filter(hit).with_columns(found.struct.unnest())
             matched = matched.with_columns(
-                pl.col("rest").str.slice(pl.col("all").str.len_chars()).alias("msg")
+                pl.col("rest").str.slice(pl.col("g_all").str.len_chars()).alias("g_msg")
             )
             parts.append(_finish(matched, grammar, tz))
             remaining = remaining.filter(~hit)
@@ -303,7 +306,7 @@ def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFram
 
     def group(name: str) -> pl.Expr:
         if grammar is not None and name in grammar.groups:
-            return pl.col(name)
+            return pl.col(f"g_{name}")
         return pl.lit(None, dtype=pl.String)
 
     kind = grammar.stamp if grammar is not None else "none"
@@ -320,7 +323,7 @@ def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFram
         own_quality = pl.when(own.is_null()).then(None).otherwise(pl.lit(quality))
         if "zone" in (grammar.groups if grammar else ()):
             own_quality = (
-                pl.when(pl.col("zone").is_not_null()).then(pl.lit("exact")).otherwise(own_quality)
+                pl.when(pl.col("g_zone").is_not_null()).then(pl.lit("exact")).otherwise(own_quality)
             )
     level = group("lvl")
     return part.select(
@@ -331,7 +334,7 @@ def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFram
         group("logger").alias("logger"),
         group("tid").alias("tid"),
         group("host").alias("host"),
-        (pl.col("msg") if grammar else pl.col("rest")).alias("message"),
+        (pl.col("g_msg") if grammar else pl.col("rest")).alias("message"),
         pl.coalesce(wrap_ts, own).alias("ts"),
         pl.when(wrap_ts.is_not_null())
         .then(pl.lit("exact"))
@@ -350,24 +353,24 @@ def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFram
 def _attrs(grammar: Grammar | None) -> pl.Expr:
     if grammar is None or not grammar.attrs:
         return pl.lit(None, dtype=pl.String)
-    return compact_json([(name, pl.col(name), "text") for name in grammar.attrs])
+    return compact_json([(name, pl.col(f"g_{name}"), "text") for name in grammar.attrs])
 
 
 def _own_timestamp(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.Series | None:
     """The line's own stamp, parsed the way its grammar says (UTC, nanoseconds)."""
     assert grammar is not None
-    stamp = part["stamp"]
+    stamp = part["g_stamp"]
     for pattern, replacement in grammar.normalize:
         stamp = stamp.str.replace_all(pattern, replacement)
     if grammar.stamp == "epoch":
-        return part.select(tsp.epoch_seconds(pl.col("stamp"))).to_series()
+        return part.select(tsp.epoch_seconds(pl.col("g_stamp"))).to_series()
     if grammar.stamp == "zoned":
         return pl.select(tsp.rfc3339(pl.lit(stamp))).to_series()
     if grammar.stamp == "local":
         if "zone" in grammar.groups:
             zoned = part.select(
                 tsp.rfc3339(
-                    pl.concat_str([stamp.str.replace(" ", "T", literal=True), pl.col("zone")])
+                    pl.concat_str([stamp.str.replace(" ", "T", literal=True), pl.col("g_zone")])
                 )
             ).to_series()
         else:
@@ -393,12 +396,7 @@ def _own_timestamp(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.S
 
 
 def _local(text: pl.Series, fmt: str, tz: str) -> pl.Series:
-    if tz == "UTC":
-        return text.str.to_datetime(fmt, time_unit="ns", time_zone="UTC", strict=False)
-    naive = text.str.to_datetime(fmt, time_unit="ns", strict=False)
-    return naive.dt.replace_time_zone(
-        tz, ambiguous="earliest", non_existent="null"
-    ).dt.convert_time_zone("UTC")
+    return pl.select(tsp.local_time(pl.lit(text), fmt, tz)).to_series()
 
 
 _ANSI: Final = re.compile(ANSI_ESCAPE)

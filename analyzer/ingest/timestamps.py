@@ -52,8 +52,27 @@ def rfc3339(raw: pl.Expr) -> pl.Expr:
     )
 
 
+def fixed_offset(tz: str) -> dt.timedelta | None:
+    """The offset of a ``±HH:MM`` zone, or ``None`` for a named zone."""
+    match = re.fullmatch(r"([+-])(\d{2}):(\d{2})", tz)
+    if match is None:
+        return None
+    sign = -1 if match.group(1) == "-" else 1
+    return sign * dt.timedelta(hours=int(match.group(2)), minutes=int(match.group(3)))
+
+
 def local_time(raw: pl.Expr, fmt: str, tz: str) -> pl.Expr:
-    """Parse a zone-less local time with ``fmt`` and convert it from ``tz`` to UTC."""
+    """Parse a zone-less local time with ``fmt`` and convert it from ``tz`` to UTC.
+
+    Fixed offsets are applied as arithmetic: polars only knows whole-hour ones by name, and a
+    ``+05:30`` host exists.
+    """
+    if tz == "UTC":
+        return raw.str.to_datetime(fmt, time_unit="ns", time_zone="UTC", strict=False)
+    offset = fixed_offset(tz)
+    if offset is not None:
+        utc = raw.str.to_datetime(fmt, time_unit="ns", time_zone="UTC", strict=False)
+        return utc - pl.duration(seconds=int(offset.total_seconds()), time_unit="ns")
     naive = raw.str.to_datetime(fmt, time_unit="ns", strict=False)
     return naive.dt.replace_time_zone(
         tz, ambiguous="earliest", non_existent="null"
