@@ -311,6 +311,19 @@ class Content:
             return out
         return self.decoder.read(size)
 
+    def read_at_most(self, limit: int) -> bytes:
+        """Up to ``limit`` decoded bytes from here on (``read`` may return fewer than asked,
+        this keeps reading until ``limit`` or the end)."""
+        pieces: list[bytes] = []
+        size = 0
+        while size < limit:
+            piece = self.read(min(1 << 20, limit - size))
+            if not piece:
+                break
+            pieces.append(piece)
+            size += len(piece)
+        return b"".join(pieces)
+
     def finish(self) -> str:
         """Drain the stored stream and return its sha256."""
         self.stored.drain()

@@ -221,7 +221,7 @@ class CloudLoggingReader:
             )
 
     def _csv(self, content: Content, ctx: ReadContext, tz: str) -> Iterator[pl.DataFrame]:
-        data = _read_up_to(content, _CSV_LIMIT + 1)
+        data = content.read_at_most(_CSV_LIMIT + 1)
         if len(data) > _CSV_LIMIT:
             ctx.file_issue(
                 f"CSV export is larger than {_CSV_LIMIT:,} bytes; only the start is read"
@@ -316,19 +316,6 @@ _CSV_MARKERS: Final = {
     "jsonPayload.message",
     "protoPayload.methodName",
 }
-
-
-def _read_up_to(content: Content, limit: int) -> bytes:
-    """Up to ``limit`` bytes (``read`` may return less than asked for)."""
-    pieces: list[bytes] = []
-    size = 0
-    while size < limit:
-        piece = content.read(min(1 << 20, limit - size))
-        if not piece:
-            break
-        pieces.append(piece)
-        size += len(piece)
-    return b"".join(pieces)
 
 
 def _entry_from_columns(header: list[str], row: list[str]) -> dict[str, object]:

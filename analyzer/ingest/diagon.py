@@ -29,7 +29,7 @@ import polars as pl
 
 from analyzer.ingest import grammars
 from analyzer.ingest.base import ReadContext
-from analyzer.ingest.framing import BOM, LineChunk
+from analyzer.ingest.framing import BOM
 from analyzer.ingest.grammars import Grammar
 from analyzer.ingest.jsondoc import DocumentError, LocatedDict, LocatedList, load
 from analyzer.ingest.lines import FileHints, LineReader, head_lines, looks_binary
@@ -195,20 +195,17 @@ class DiagonDaemonReader(LineReader):
             namespace=namespace,
         )
 
-    def _mark(
-        self, chunk: LineChunk, text: pl.Series, hints: FileHints, ctx: ReadContext
-    ) -> pl.DataFrame:
-        """The common marking, then what zap needs: JSON lines keep their whole text as the
-        message (the fields after ``msg`` are the evidence), epoch stamps are parsed (the
-        console form writes them in scientific notation, which the grammar stamps cannot
-        read), and zap's ``dpanic``/``panic`` levels are mapped onto the canonical scale."""
-        marked = super()._mark(chunk, text, hints, ctx)
+    def adjust(self, lines: pl.LazyFrame) -> pl.LazyFrame:
+        """What zap needs: JSON lines keep their whole text as the message (the fields after
+        ``msg`` are the evidence), epoch stamps are parsed (the console form writes them in
+        scientific notation, which the grammar stamps cannot read), and zap's
+        ``dpanic``/``panic`` levels are mapped onto the canonical scale."""
         grammar = pl.col("grammar")
         stamp = pl.coalesce([pl.col("text").str.extract(pattern, 1) for pattern in _EPOCH_IN_LINE])
         epoch = pl.when(grammar.is_in(list(_ZAP_EPOCH))).then(epoch_expr(stamp))
         wrapped = pl.col("ts").is_not_null()
         level = pl.col("level").str.to_uppercase()
-        return marked.with_columns(
+        return lines.with_columns(
             pl.when(grammar.is_in(list(_ZAP_JSON)))
             .then(pl.col("text").str.slice(pl.col("text").str.find("{", literal=True)))
             .otherwise(pl.col("message"))
@@ -312,7 +309,6 @@ def pod_from_path(path: str) -> tuple[str | None, str | None, str | None]:
 
 #: Documents are parsed whole (jsondoc keeps every object's position); API output is small.
 DOCUMENT_LIMIT: Final = 64 << 20
-_READ_BLOCK: Final = 1 << 20
 _RUN_NAME: Final = re.compile(r"/machineLearningRuns/([^/]+)")
 _EVENT_NAME: Final = re.compile(r"/monitoredEvents/([^/]+)")
 #: The ML Diagnostics MXLA hang analyzer's codes (failure-modes.md §1.1, [S12]) and the cause
@@ -389,7 +385,7 @@ class DiagonApiReader:
 
     def read(self, content: Content, ctx: ReadContext) -> Iterator[pl.DataFrame]:
         """Parse the document and yield its rows in one frame."""
-        data = _read_all(content, DOCUMENT_LIMIT + 1)
+        data = content.read_at_most(DOCUMENT_LIMIT + 1)
         if len(data) > DOCUMENT_LIMIT:
             ctx.counts.records += 1
             ctx.file_issue(f"JSON document is larger than {DOCUMENT_LIMIT:,} bytes; not parsed")
@@ -409,19 +405,6 @@ class DiagonApiReader:
             frame = builder.frame()
             ctx.counts.rows += frame.height
             yield frame
-
-
-def _read_all(content: Content, limit: int) -> bytes:
-    """Up to ``limit`` decoded bytes (``Content.read`` returns short blocks)."""
-    parts: list[bytes] = []
-    total = 0
-    while total < limit:
-        block = content.read(min(_READ_BLOCK, limit - total))
-        if not block:
-            break
-        parts.append(block)
-        total += len(block)
-    return b"".join(parts)
 
 
 def _text(value: Any) -> str | None:

@@ -47,3 +47,19 @@ def compact_json(fields: list[tuple[str, pl.Expr, Kind]]) -> pl.Expr:
     return pl.when(joined.str.len_bytes() > 0).then(
         pl.concat_str([pl.lit("{"), joined.str.slice(1), pl.lit("}")])
     )
+
+
+def append_json(extra: pl.Expr, fields: list[tuple[str, pl.Expr, Kind]]) -> pl.Expr:
+    """``extra`` (a JSON object or null) with the non-null ``fields`` appended."""
+    more = compact_json(fields)
+    return (
+        pl.when(extra.is_null())
+        .then(more)
+        .when(more.is_null())
+        .then(extra)
+        .otherwise(
+            pl.concat_str(
+                [extra.str.slice(0, extra.str.len_chars() - 1), pl.lit(","), more.str.slice(1)]
+            )
+        )
+    )

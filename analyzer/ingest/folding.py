@@ -37,11 +37,14 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
     line continues a CRI partial line: join it without a newline) to a frame of lines.
 
     ``frame`` needs ``text`` (the raw line), ``message`` (the line without prefixes),
-    ``grammar`` (null when no grammar matched), ``level`` and ``cri_tag``. The first line
-    always starts a record unless it is blank. Lazy in, lazy out: the caller decides when to
-    collect.
+    ``grammar`` (null when no grammar matched), ``level`` and ``cri_tag``; ``fold_message``
+    and ``fold_level``, when present, replace ``message`` and ``level`` for the decisions.
+    The first line always starts a record unless it is blank. Lazy in, lazy out: the caller
+    decides when to collect.
     """
-    body = pl.col("message")
+    names = frame.collect_schema().names()
+    body = pl.col("fold_message" if "fold_message" in names else "message")
+    level = pl.col("fold_level" if "fold_level" in names else "level")
     # Blank after wrappers: a torchrun "[rank0]: " line with nothing after it is blank too.
     blank = body.str.strip_chars().str.len_bytes() == 0
     flags = frame.with_row_index("_i").with_columns(
@@ -63,9 +66,7 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
         (pl.col("grammar").is_not_null() & body.str.strip_chars_end().str.contains(r"[:<]$")).alias(
             "_colon"
         ),
-        (pl.col("grammar").is_not_null() & pl.col("level").is_in(list(_ERROR_LEVELS))).alias(
-            "_error_header"
-        ),
+        (pl.col("grammar").is_not_null() & level.is_in(list(_ERROR_LEVELS))).alias("_error_header"),
     )
     opened = pl.col("_begin").cast(pl.Int32).cum_sum().shift(1, fill_value=0)
     closed = pl.col("_end").cast(pl.Int32).cum_sum().shift(1, fill_value=0)

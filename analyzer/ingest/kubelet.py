@@ -31,7 +31,7 @@ import polars as pl
 
 from analyzer.ingest import grammars, k8s
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
-from analyzer.ingest.extra import compact_json
+from analyzer.ingest.extra import append_json, compact_json
 from analyzer.ingest.framing import BOM, iter_line_chunks
 from analyzer.ingest.grammars import GRAMMARS, Grammar
 from analyzer.ingest.jsonfields import FieldSpec, extract
@@ -253,7 +253,7 @@ def _unwrap_klog(rows: pl.DataFrame, journal: pl.Series, hints: FileHints) -> pl
         .alias("severity"),
         pl.when(matched).then(inner["logger"]).otherwise(pl.col("logger")).alias("logger"),
         pl.when(matched).then(inner["message"]).otherwise(pl.col("message")).alias("message"),
-        _merge_extra(
+        append_json(
             pl.col("extra"),
             [
                 ("ident", pl.when(matched).then(ident), "text"),
@@ -264,22 +264,6 @@ def _unwrap_klog(rows: pl.DataFrame, journal: pl.Series, hints: FileHints) -> pl
                 ),
             ],
         ).alias("extra"),
-    )
-
-
-def _merge_extra(extra: pl.Expr, fields: list[tuple[str, Any, Any]]) -> pl.Expr:
-    """``extra`` with more members appended (``extra`` may be null)."""
-    more = compact_json(fields)
-    return (
-        pl.when(extra.is_null())
-        .then(more)
-        .when(more.is_null())
-        .then(extra)
-        .otherwise(
-            pl.concat_str(
-                [extra.str.slice(0, extra.str.len_chars() - 1), pl.lit(","), more.str.slice(1)]
-            )
-        )
     )
 
 
@@ -301,7 +285,7 @@ def _with_kubernetes_fields(rows: pl.DataFrame) -> pl.DataFrame:
         .then(pl.lit("ERROR"))
         .otherwise(pl.col("severity"))
         .alias("severity"),
-        _merge_extra(pl.col("extra"), k8s.kubelet_extra(pl.col("message"))).alias("extra"),
+        append_json(pl.col("extra"), k8s.kubelet_extra(pl.col("message"))).alias("extra"),
     )
 
 

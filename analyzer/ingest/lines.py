@@ -118,6 +118,14 @@ class LineReader:
             pod=path_pod(ctx.path),
         )
 
+    def adjust(self, lines: pl.LazyFrame) -> pl.LazyFrame:
+        """Format-specific changes to parsed lines before they are folded into records.
+
+        A reader may also add ``fold_message``/``fold_level``: what the folding rules should
+        see instead of the line's message and level (they are dropped afterwards).
+        """
+        return lines
+
     def finish(self, rows: pl.DataFrame, hints: FileHints) -> pl.DataFrame:
         """Format-specific columns; rows arrive in canonical form (plus ``attrs``)."""
         return rows
@@ -170,11 +178,12 @@ class LineReader:
             line=pl.Series(chunk.line_numbers),
             offset=pl.Series(chunk.offsets),
         )
-        return mark_records(
-            parsed,
+        marked = mark_records(
+            self.adjust(parsed),
             max_lines=ctx.options.max_record_lines,
             max_bytes=ctx.options.max_record_bytes,
         ).collect()
+        return marked.drop("fold_message", "fold_level", strict=False)
 
 
 def _with_last(items: Iterator[_T]) -> Iterator[tuple[_T, bool]]:

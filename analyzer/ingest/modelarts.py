@@ -32,9 +32,8 @@ import polars as pl
 
 from analyzer.ingest import grammars, jsondoc
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
-from analyzer.ingest.extra import Kind, compact_json
-from analyzer.ingest.folding import mark_records
-from analyzer.ingest.framing import BOM, LineChunk
+from analyzer.ingest.extra import Kind, append_json
+from analyzer.ingest.framing import BOM
 from analyzer.ingest.grammars import ISO_FORMAT, ISO_NORMALIZE, Grammar
 from analyzer.ingest.lines import FileHints, LineReader, looks_binary, path_host, year_anchor
 from analyzer.ingest.timestamps import NS, check_tz, local_time, rfc3339
@@ -421,30 +420,20 @@ class ModelArtsLogReader(LineReader):
             .then(rest.str.extract(r'\bfile="([^"]*)"', 1))
             .otherwise(pl.col("logger"))
             .alias("logger"),
-            _merge_extra(pl.col("extra"), fields).alias("extra"),
+            append_json(pl.col("extra"), fields).alias("extra"),
         )
 
-    def _mark(
-        self, chunk: LineChunk, text: pl.Series, hints: FileHints, ctx: ReadContext
-    ) -> pl.DataFrame:
-        """Mark records as the base reader does, with two Ascend-specific changes.
+    def adjust(self, lines: pl.LazyFrame) -> pl.LazyFrame:
+        """What the folding rules see, with two Ascend-specific changes.
 
         * CANN's unindented block lines (``there are(is) N abnormal device(s):``, ``]``) stay
           inside their error-code block: the shared rules (§5.3) only continue unindented
-          lines after a ``:`` header, so such a line is shown indented to the folding step
-          (its text is restored afterwards).
+          lines after a ``:`` header, so such a line is shown indented to the folding step.
         * A Python traceback does not fold into a CANN/MindSpore/torch_npu error line before
           it: those are written by native code, not by the Python logger whose exception the
           traceback belongs to (§5.3 rule 3 is about absl-py). Their level is hidden from the
           folding step, so the traceback is a record of its own, as in the text reader.
         """
-        parsed = grammars.parse_lines_lazy(
-            text, anchor=hints.anchor, tz=hints.tz, grammars=self.grammars
-        ).with_columns(
-            text=text,
-            line=pl.Series(chunk.line_numbers),
-            offset=pl.Series(chunk.offsets),
-        )
         grammar = pl.col("grammar")
         in_block = (
             pl.when(grammar.is_null())
@@ -454,42 +443,16 @@ class ModelArtsLogReader(LineReader):
             .fill_null(False)
         )
         block_line = grammar.is_null() & in_block & pl.col("message").str.contains(_BLOCK_LINE)
-        shown = parsed.with_columns(
-            pl.col("message").alias("modelarts_message"),
-            pl.col("level").alias("modelarts_level"),
+        return lines.with_columns(
             pl.when(block_line)
             .then(pl.concat_str([pl.lit(" "), pl.col("message")]))
             .otherwise(pl.col("message"))
-            .alias("message"),
+            .alias("fold_message"),
             pl.when(grammar.is_in(_NATIVE_GRAMMARS))
             .then(None)
             .otherwise(pl.col("level"))
-            .alias("level"),
+            .alias("fold_level"),
         )
-        marked = mark_records(
-            shown,
-            max_lines=ctx.options.max_record_lines,
-            max_bytes=ctx.options.max_record_bytes,
-        ).collect()
-        return marked.with_columns(
-            pl.col("modelarts_message").alias("message"), pl.col("modelarts_level").alias("level")
-        ).drop("modelarts_message", "modelarts_level")
-
-
-def _merge_extra(extra: pl.Expr, fields: list[tuple[str, pl.Expr, Kind]]) -> pl.Expr:
-    """``extra`` (a JSON object or null) with the non-null ``fields`` appended."""
-    more = compact_json(fields)
-    return (
-        pl.when(extra.is_null())
-        .then(more)
-        .when(more.is_null())
-        .then(extra)
-        .otherwise(
-            pl.concat_str(
-                [extra.str.slice(0, extra.str.len_chars() - 1), pl.lit(","), more.str.slice(1)]
-            )
-        )
-    )
 
 
 # -- API documents ------------------------------------------------------------------------------
@@ -567,7 +530,7 @@ class ModelArtsApiReader:
 
     def read(self, content: Content, ctx: ReadContext) -> Iterator[pl.DataFrame]:
         """Parse the whole document (with positions) and emit one row per record."""
-        data = _read_up_to(content, _MAX_DOCUMENT + 1)
+        data = content.read_at_most(_MAX_DOCUMENT + 1)
         if len(data) > _MAX_DOCUMENT:
             ctx.counts.records += 1
             ctx.drop(1, 0, f"JSON document larger than {_MAX_DOCUMENT:,} bytes; not read")
@@ -604,19 +567,6 @@ class ModelArtsApiReader:
         if rows:
             rows.sort(key=lambda row: row.node.offset)
             yield _frame(rows, check_tz(ctx.options.tz))
-
-
-def _read_up_to(content: Content, limit: int) -> bytes:
-    """At most ``limit`` bytes of the content (reads may return less than asked for)."""
-    parts: list[bytes] = []
-    total = 0
-    while total < limit:
-        block = content.read(min(1 << 20, limit - total))
-        if not block:
-            break
-        parts.append(block)
-        total += len(block)
-    return b"".join(parts)
 
 
 def _is_job(document: jsondoc.LocatedDict) -> bool:
