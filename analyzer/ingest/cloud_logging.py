@@ -30,9 +30,9 @@ from analyzer.hosts import chip_location
 from analyzer.ingest import grammars, k8s
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
 from analyzer.ingest.extra import compact_json
-from analyzer.ingest.framing import BOM, iter_line_chunks
+from analyzer.ingest.framing import BOM
 from analyzer.ingest.jsonarray import iter_elements
-from analyzer.ingest.jsonfields import FieldSpec, extract
+from analyzer.ingest.jsonfields import FieldSpec, extract, json_lines
 from analyzer.ingest.timestamps import check_tz, rfc3339
 from analyzer.schema import host_expr, severity_expr
 from analyzer.streams import Content
@@ -195,30 +195,8 @@ class CloudLoggingReader:
     # -- framings ----------------------------------------------------------------------------
 
     def _json_lines(self, content: Content, ctx: ReadContext, tz: str) -> Iterator[pl.DataFrame]:
-        for chunk in iter_line_chunks(content, ctx):
-            text, repaired = chunk.text()
-            lines = chunk.line_numbers
-            ctx.counts.records += len(chunk)
-            blank = (text.str.strip_chars().str.len_bytes() == 0).to_numpy()
-            keep = ~blank
-            ctx.counts.blank += int(blank.sum())
-            for index, length in chunk.oversize.items():
-                keep[index] = False
-                ctx.drop(
-                    int(lines[index]),
-                    int(chunk.offsets[index]),
-                    f"line is {length:,} bytes, longer than --max-line-bytes; not parsed",
-                    chunk.raw_line(index),
-                )
-            for index in np.flatnonzero(repaired & keep).tolist():
-                ctx.repaired(
-                    int(lines[index]),
-                    int(chunk.offsets[index]),
-                    "line is not valid UTF-8; invalid bytes were replaced by U+FFFD",
-                )
-            yield from self._rows(
-                text.filter(keep), lines[keep], chunk.offsets[keep], ctx, tz, "jsonl"
-            )
+        for texts, lines, offsets in json_lines(content, ctx):
+            yield from self._rows(texts, lines, offsets, ctx, tz, "jsonl")
 
     def _csv(self, content: Content, ctx: ReadContext, tz: str) -> Iterator[pl.DataFrame]:
         data = content.read_at_most(_CSV_LIMIT + 1)

@@ -9,6 +9,7 @@ not valid JSON objects are quarantined here, with their line, offset and raw byt
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -19,6 +20,8 @@ import polars as pl
 import pyarrow as pa
 
 from analyzer.ingest.base import ReadContext
+from analyzer.ingest.framing import iter_line_chunks
+from analyzer.streams import Readable
 
 _LOCAL = threading.local()
 
@@ -93,6 +96,38 @@ def _flatten(spec: dict[str, list[str]]) -> tuple[list[str], dict[str, list[int]
 
 
 _OBJECT: Final = "OBJECT"
+
+
+def json_lines(
+    content: Readable, ctx: ReadContext
+) -> Iterator[tuple[pl.Series, npt.NDArray[np.int32], npt.NDArray[np.int64]]]:
+    """The records of a JSON-lines stream: (texts, line numbers, offsets) per chunk.
+
+    Blank lines are counted as blank; lines cut at ``--max-line-bytes`` are quarantined (a
+    cut JSON record cannot be parsed); lines with invalid UTF-8 are kept and noted.
+    """
+    for chunk in iter_line_chunks(content, ctx):
+        text, repaired = chunk.text()
+        lines = chunk.line_numbers
+        ctx.counts.records += len(chunk)
+        blank = (text.str.strip_chars().str.len_bytes() == 0).to_numpy()
+        keep = ~blank
+        ctx.counts.blank += int(blank.sum())
+        for index, length in chunk.oversize.items():
+            keep[index] = False
+            ctx.drop(
+                int(lines[index]),
+                int(chunk.offsets[index]),
+                f"line is {length:,} bytes, longer than --max-line-bytes; not parsed",
+                chunk.raw_line(index),
+            )
+        for index in np.flatnonzero(repaired & keep).tolist():
+            ctx.repaired(
+                int(lines[index]),
+                int(chunk.offsets[index]),
+                "line is not valid UTF-8; invalid bytes were replaced by U+FFFD",
+            )
+        yield text.filter(keep), lines[keep], chunk.offsets[keep]
 
 
 def extract(

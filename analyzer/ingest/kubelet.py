@@ -26,15 +26,14 @@ import struct
 from collections.abc import Iterator
 from typing import Any, ClassVar, Final
 
-import numpy as np
 import polars as pl
 
 from analyzer.ingest import grammars, k8s
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
 from analyzer.ingest.extra import append_json, compact_json
-from analyzer.ingest.framing import BOM, iter_line_chunks
+from analyzer.ingest.framing import BOM
 from analyzer.ingest.grammars import GRAMMARS, Grammar
-from analyzer.ingest.jsonfields import FieldSpec, extract
+from analyzer.ingest.jsonfields import FieldSpec, extract, json_lines
 from analyzer.ingest.lines import FileHints, LineReader, head_lines, path_host, year_anchor
 from analyzer.ingest.timestamps import check_tz, epoch_micros
 from analyzer.schema import host_expr, severity_expr
@@ -171,35 +170,8 @@ class KubeletReader(LineReader):
     # -- journalctl -o json ----------------------------------------------------------------
 
     def _journal_json(self, content: Content, ctx: ReadContext) -> Iterator[pl.DataFrame]:
-        for chunk in iter_line_chunks(content, ctx):
-            text, repaired = chunk.text()
-            lines = chunk.line_numbers
-            ctx.counts.records += len(chunk)
-            blank = (text.str.strip_chars().str.len_bytes() == 0).to_numpy()
-            ctx.counts.blank += int(blank.sum())
-            keep = ~blank
-            for index, length in chunk.oversize.items():
-                keep[index] = False
-                ctx.drop(
-                    int(lines[index]),
-                    int(chunk.offsets[index]),
-                    f"line is {length:,} bytes, longer than --max-line-bytes; not parsed",
-                    chunk.raw_line(index),
-                )
-            for index in np.flatnonzero(repaired & keep).tolist():
-                ctx.repaired(
-                    int(lines[index]),
-                    int(chunk.offsets[index]),
-                    "line is not valid UTF-8; invalid bytes were replaced by U+FFFD",
-                )
-            frame = extract(
-                _JOURNAL_FIELDS,
-                text.filter(keep),
-                lines[keep],
-                chunk.offsets[keep],
-                ctx,
-                "journal entry",
-            )
+        for texts, lines, offsets in json_lines(content, ctx):
+            frame = extract(_JOURNAL_FIELDS, texts, lines, offsets, ctx, "journal entry")
             if frame.height:
                 frame = _decode_messages(frame, ctx)
                 rows = _journal_rows(frame, "journal_json", ctx)

@@ -7,12 +7,10 @@ sample files themselves, never from the reader's own code.
 
 from __future__ import annotations
 
-import calendar
 import csv
 import functools
 import io
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from analyzer.ingest.detect import choose_reader
 from analyzer.ingest.text import TextReader
 from analyzer.schema import conform
 from analyzer.streams import Content, ExpansionBudget
+from tests.helpers import ns
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "cloud_logging"
 NAMES = ("sink_stderr.jsonl", "kubelet_node.jsonl", "gcloud_events.json", "bigquery.jsonl")
@@ -43,17 +42,6 @@ POLLED = (
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def ns(stamp: str) -> int:
-    """Nanoseconds since the epoch of an RFC 3339 / BigQuery timestamp, computed by hand."""
-    match = re.fullmatch(
-        r"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z| UTC)", stamp
-    )
-    assert match, stamp
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    seconds = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
-    return seconds * 1_000_000_000 + int((match.group(7) or "").ljust(9, "0"))
 
 
 @functools.cache

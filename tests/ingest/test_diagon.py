@@ -9,7 +9,6 @@ readers' code.
 
 from __future__ import annotations
 
-import calendar
 import functools
 import io
 import itertools
@@ -30,7 +29,7 @@ from analyzer.ingest.jsondoc import DocumentError, load
 from analyzer.ingest.text import TextReader
 from analyzer.schema import conform
 from analyzer.streams import Content, ExpansionBudget
-from tests.helpers import read_table
+from tests.helpers import ns, read_table
 
 SAMPLES = Path(__file__).parent.parent / "samples"
 DIAGON = SAMPLES / "diagon"
@@ -63,21 +62,6 @@ DOC_URL = "https://docs.cloud.google.com/tpu/docs/ml-diagnostics/workload-monito
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def ns(stamp: str) -> int:
-    """Nanoseconds since the epoch of an RFC 3339 time (``Z`` or ``±HH:MM``), by hand."""
-    match = re.fullmatch(
-        r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):(\d{2}))",
-        stamp,
-    )
-    assert match, stamp
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    seconds = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
-    if match.group(9):
-        sign = 1 if match.group(9) == "+" else -1
-        seconds -= sign * (int(match.group(10)) * 3600 + int(match.group(11)) * 60)
-    return seconds * 1_000_000_000 + int((match.group(7) or "").ljust(9, "0"))
 
 
 def run_reader(

@@ -14,6 +14,7 @@ from analyzer.ingest.detect import choose_reader
 from analyzer.ingest.kubelet import KubeletReader
 from analyzer.ingest.lines import path_host
 from analyzer.streams import Content, ExpansionBudget
+from tests.helpers import ns
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "kubelet"
 NAMES = (
@@ -42,12 +43,6 @@ def _read(
 
 def rows(name: str) -> list[dict[str, object]]:
     return _read(name)[0].to_dicts()
-
-
-def ns(stamp: str) -> int:
-    return int(
-        pl.Series([stamp]).str.to_datetime(time_unit="ns", time_zone="UTC").dt.epoch("ns").item()
-    )
 
 
 @pytest.mark.parametrize("name", NAMES)

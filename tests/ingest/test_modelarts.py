@@ -12,7 +12,6 @@ fault of worker-1. The containers run at UTC+8, which the logrus lines say.
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import functools
 import json
@@ -35,6 +34,7 @@ from analyzer.ingest.modelarts import (
 from analyzer.ingest.text import TextReader
 from analyzer.schema import conform
 from analyzer.streams import Content, ExpansionBudget
+from tests.helpers import ns
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "modelarts"
 JOB = "95f661bd-1527-41b8-971c-eca55e513254"
@@ -52,21 +52,6 @@ CODE_PREFIX = re.compile(r"^E[0-9A-Z]\d{4}: ")
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def ns(stamp: str) -> int:
-    """Nanoseconds since the epoch of an ISO time with ``Z`` or ``±HH:MM``, by hand."""
-    match = re.fullmatch(
-        r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):(\d{2}))",
-        stamp,
-    )
-    assert match, stamp
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    seconds = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
-    if match.group(9):
-        sign = 1 if match.group(9) == "+" else -1
-        seconds -= sign * (int(match.group(10)) * 3600 + int(match.group(11)) * 60)
-    return seconds * 1_000_000_000 + int((match.group(7) or "").ljust(9, "0"))
 
 
 def cst(local: str) -> int:

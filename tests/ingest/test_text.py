@@ -7,7 +7,6 @@ Expected values come from ../shared/reference/formats.md §2.1 (klog header and 
 
 from __future__ import annotations
 
-import calendar
 import functools
 import json
 import re
@@ -23,6 +22,7 @@ from analyzer.ingest.detect import choose_reader
 from analyzer.ingest.text import TextReader
 from analyzer.schema import conform
 from analyzer.streams import Content, ExpansionBudget
+from tests.helpers import ns
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "text"
 READER = TextReader()
@@ -52,21 +52,6 @@ XLA_ERROR = "jaxlib._jax.XlaRuntimeError: UNAVAILABLE: Failed to send RPC to coo
 
 
 # -- helpers ---------------------------------------------------------------------------------
-
-
-def ns(stamp: str) -> int:
-    """Nanoseconds since the epoch of an RFC 3339 time (``Z`` or ``±HH:MM``), by hand."""
-    match = re.fullmatch(
-        r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|([+-])(\d{2}):(\d{2}))",
-        stamp,
-    )
-    assert match, stamp
-    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
-    seconds = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
-    if match.group(9):
-        sign = 1 if match.group(9) == "+" else -1
-        seconds -= sign * (int(match.group(10)) * 3600 + int(match.group(11)) * 60)
-    return seconds * 1_000_000_000 + int((match.group(7) or "").ljust(9, "0"))
 
 
 def lines_of(name: str) -> list[str]:
