@@ -97,6 +97,18 @@ def chip_location(message: pl.Expr) -> pl.Expr:
     return message.str.extract(_CHIP, 1)
 
 
+def _worker_alias() -> pl.Expr:
+    """``worker:<workload>#<attempt>:<slice>/<worker>`` of a row."""
+    index = pl.concat_str(
+        [
+            pl.col("slice").cast(pl.String).fill_null("0"),
+            pl.lit("/"),
+            pl.col("worker").cast(pl.String),
+        ]
+    )
+    return _worker_key("worker:", index)
+
+
 def evidence(rows: pl.LazyFrame, named: pl.DataFrame | None = None) -> pl.LazyFrame:
     """(alias, kind, host) pairs with the first row that shows them together and a count.
 
@@ -127,16 +139,7 @@ def evidence(rows: pl.LazyFrame, named: pl.DataFrame | None = None) -> pl.LazyFr
         ),
         hosted.filter(pl.col("workload").is_not_null() & pl.col("worker").is_not_null()).select(
             *base,
-            _worker_key(
-                "worker:",
-                pl.concat_str(
-                    [
-                        pl.col("slice").cast(pl.String).fill_null("0"),
-                        pl.lit("/"),
-                        pl.col("worker").cast(pl.String),
-                    ]
-                ),
-            ).alias("alias"),
+            _worker_alias().alias("alias"),
             pl.lit("worker").alias("kind"),
         ),
         # JAX process index (the TSL task number): slice * workers per slice + worker.
@@ -279,16 +282,7 @@ def canonical_host(frame: pl.DataFrame, host_map: HostMap) -> pl.Series:
     pod = frame["pod"].cast(pl.String)
     worker = frame.select(
         pl.when(pl.col("workload").is_not_null() & pl.col("worker").is_not_null()).then(
-            _worker_key(
-                "worker:",
-                pl.concat_str(
-                    [
-                        pl.col("slice").cast(pl.String).fill_null("0"),
-                        pl.lit("/"),
-                        pl.col("worker").cast(pl.String),
-                    ]
-                ),
-            )
+            _worker_alias()
         )
     ).to_series()
     resolved = pl.select(
