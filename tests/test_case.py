@@ -43,11 +43,11 @@ def test_case_layout_and_metadata(ingest_case: Ingest) -> None:
     rows = read_table(case, "rows")
     assert meta.counts.rows == rows.height == files["rows"].sum()
     assert meta.counts.records == files["records"].sum()
-    assert meta.counts.files == files.height == 3
+    assert meta.counts.files == files.height == 8
     for part in (case / "rows").glob("*.parquet"):
         assert pq.read_schema(part).remove_metadata() == CANONICAL_SCHEMA
     assert meta.first_ts is not None and meta.last_ts is not None
-    assert meta.first_ts.isoformat().startswith("2026-11-29T18:20:00")
+    assert meta.first_ts.isoformat().startswith("2026-11-29T18:19:40")  # the first kubelet line
     assert all(len(sha) == 64 for sha in files["sha256"])
 
 
@@ -186,8 +186,9 @@ def test_query_and_info(ingest_case: Ingest) -> None:
     )
     info = api.case_info(case)
     assert info.hosts == 4
-    # The example holds container logs, node logs and events (kubelet) and a kubectl dump.
-    assert {r["source"] for r in info.by_source} == {"cloud_logging", "kubelet", "text"}
+    # The example holds container logs, node logs and events (kubelet), a Diagon daemon log
+    # and a kubectl dump.
+    assert {r["source"] for r in info.by_source} == {"cloud_logging", "diagon", "kubelet", "text"}
     assert info.unbalanced_files == []
     with pytest.raises(QueryError, match="nope"):
         api.query(case, "SELECT * FROM nope")
@@ -198,7 +199,6 @@ def test_year_from_the_rest_of_the_bundle(tmp_path: Path) -> None:
     stamps are moved to the year of the bundle's dated rows (the example's 2026)."""
     bundle = _copy_example(tmp_path)
     klog = bundle / "nodes" / "kubelet.log"
-    klog.parent.mkdir()
     klog.write_text(
         'I1129 18:21:05.000001    2218 kubelet.go:2425] "no year here"\n  a continuation line\n'
     )

@@ -20,7 +20,7 @@ def case(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cli") / "case"
     result = runner.invoke(app, ["ingest", str(EXAMPLE), "-o", str(out), "--quiet"])
     assert result.exit_code == 0, result.output
-    assert "3 files, 113 records -> 106 rows" in result.stdout
+    assert "8 files, 132 records -> 125 rows" in result.stdout
     return out
 
 
@@ -51,7 +51,7 @@ def test_case_info_table_and_json(case: Path) -> None:
     assert "cloud_logging.jsonl" in table.stdout
     as_json = runner.invoke(app, ["case", "info", str(case), "--format", "json"])
     info = json.loads(as_json.stdout)
-    assert info["meta"]["counts"]["rows"] == 106
+    assert info["meta"]["counts"]["rows"] == 125
     assert info["hosts"] == 4
 
 
@@ -72,7 +72,7 @@ def test_query_formats(case: Path, tmp_path: Path) -> None:
     assert parquet.exit_code == 0
     assert pq.read_table(out).num_rows == 3
     table = runner.invoke(app, ["query", str(case), "SELECT count(*) AS n FROM rows"])
-    assert "106" in table.stdout
+    assert "125" in table.stdout
 
 
 @pytest.mark.parametrize(

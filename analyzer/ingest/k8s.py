@@ -15,6 +15,8 @@ import polars as pl
 from analyzer.ingest.extra import Kind
 
 KUBELET_POD: Final = r'\bpod="(?P<ns>[^/"\s]+)/(?P<name>[^"\s]+)"'
+# SyncLoop ADD/UPDATE/DELETE name their pods as a list: pods=["ns/name"].
+_KUBELET_PODS: Final = r'\bpods=\["(?P<ns>[^/"\s]+)/(?P<name>[^"\s]+)"\]'
 _CONTAINER: Final = r'\bcontainerName="([^"]+)"'
 _POD_UID: Final = r'\bpodUID="?([0-9a-f][0-9a-f-]{7,})"?'
 _CONTAINER_ID: Final = r'\bcontainerID="?([a-z]+://[0-9a-f]+)"?'
@@ -25,8 +27,14 @@ POD_NAME: Final = r"^(?P<base>.+)-(?P<job>\d+)-(?P<idx>\d+)-(?P<sfx>[a-z0-9]{5})
 
 
 def kubelet_pod(message: pl.Expr) -> pl.Expr:
-    """Struct with ``ns`` and ``name`` of the pod a structured kubelet message names."""
-    return message.str.extract_groups(KUBELET_POD)
+    """Struct with ``ns`` and ``name`` of the pod a structured kubelet message names
+    (``pod="ns/name"``, or a one-pod list ``pods=["ns/name"]``)."""
+    one = message.str.extract_groups(KUBELET_POD)
+    listed = message.str.extract_groups(_KUBELET_PODS)
+    return pl.struct(
+        pl.coalesce(one.struct.field("ns"), listed.struct.field("ns")).alias("ns"),
+        pl.coalesce(one.struct.field("name"), listed.struct.field("name")).alias("name"),
+    )
 
 
 def kubelet_container(message: pl.Expr) -> pl.Expr:
