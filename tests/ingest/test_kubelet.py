@@ -110,7 +110,7 @@ def test_journal_short_host_ident_and_inner_klog() -> None:
     hosts = {r["host"] for r in got if r["reader"] == "kubelet.journal"}
     assert hosts == {"gke-tpu-v5p-train-tpu-pool-1-6f3b2c1a-m9xq"}
     kill = next(r for r in got if r["logger"] == "kuberuntime_container.go:709")
-    assert kill["message"].startswith('"Killing container with a grace period"')  # type: ignore[union-attr]
+    assert str(kill["message"]).startswith('"Killing container with a grace period"')
     assert kill["ts_quality"] == "inferred_year"
     assert kill["ts_ns"] == ns("2026-11-29T18:34:45Z")  # the journal's own (second) precision
     extra = json.loads(str(kill["extra"]))
@@ -122,7 +122,7 @@ def test_journal_short_host_ident_and_inner_klog() -> None:
     crash = next(r for r in got if r["logger"] == "pod_workers.go:1301")
     assert crash["severity"] == "ERROR" and crash["pod"] == "llm-pretrain-slice-0-1-b2n8c"
     markers = [r["message"] for r in got if r["reader"] == "kubelet.plain"]
-    assert markers[0].startswith("-- Logs begin at")  # type: ignore[union-attr]
+    assert str(markers[0]).startswith("-- Logs begin at")
     assert "-- Boot 3f2a9c1d1e4b4c1f8d3a3f2a9c1d1e4b --" in markers
     november_9 = next(r for r in got if r["logger"] == "nodeshutdown_manager_linux.go:262")
     assert november_9["ts_ns"] == ns("2026-11-09T17:45:37Z")
