@@ -339,7 +339,7 @@ class ModelArtsLogReader(LineReader):
         tz_from = hints.tz_from if isinstance(hints, ModelArtsHints) else "default"
         family = pl.col("reader").cast(pl.String).str.strip_prefix("modelarts.")
         message = pl.col("message")
-        first = message.str.extract(r"^([^\n]*)", 1)
+        first = message.str.splitn("\n", 2).struct.field("field_0")
 
         def attr(key: str) -> pl.Expr:
             return pl.col("attrs").str.json_path_match(f"$.{key}")
@@ -412,15 +412,21 @@ class ModelArtsLogReader(LineReader):
             .then(pl.concat_str([attr("code"), pl.lit(" "), message]))
             .otherwise(message)
         )
-        return rows.with_columns(
-            pl.lit(task_worker, dtype=pl.Int32).alias("worker"),
-            severity.alias("severity"),
-            text.alias("message"),
-            pl.when(logrus & pl.col("logger").is_null())
-            .then(rest.str.extract(r'\bfile="([^"]*)"', 1))
-            .otherwise(pl.col("logger"))
-            .alias("logger"),
-            append_json(pl.col("extra"), fields).alias("extra"),
+        # Lazy, so that the shared subexpressions (the first line, attrs fields, the logrus
+        # split) are computed once per chunk rather than once per use.
+        return (
+            rows.lazy()
+            .with_columns(
+                pl.lit(task_worker, dtype=pl.Int32).alias("worker"),
+                severity.alias("severity"),
+                text.alias("message"),
+                pl.when(logrus & pl.col("logger").is_null())
+                .then(rest.str.extract(r'\bfile="([^"]*)"', 1))
+                .otherwise(pl.col("logger"))
+                .alias("logger"),
+                append_json(pl.col("extra"), fields).alias("extra"),
+            )
+            .collect()
         )
 
     def adjust(self, lines: pl.LazyFrame) -> pl.LazyFrame:
