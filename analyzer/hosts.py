@@ -116,6 +116,9 @@ def evidence(rows: pl.LazyFrame, named: pl.DataFrame | None = None) -> pl.LazyFr
     content of rows (an instance ID next to its name, a chip location): columns ``row_id``,
     ``file_id``, ``line``, ``host``, ``alias``, ``kind``.
     """
+    # Millions of rows share a few distinct (host, pod, workload, …) combinations: collapse
+    # them first, so memory follows the number of combinations rather than of rows.
+    combination = ["host", "pod", "workload", "slice", "worker", "attempt"]
     hosted = rows.filter(pl.col("host").is_not_null()).with_columns(
         pl.col("row_id").cast(pl.Int64),
         pl.col("file_id").cast(pl.Int32),
@@ -124,7 +127,11 @@ def evidence(rows: pl.LazyFrame, named: pl.DataFrame | None = None) -> pl.LazyFr
         pl.col("pod").cast(pl.String),
         pl.col("workload").cast(pl.String),
     )
-    base = ["row_id", "file_id", "line", "host"]
+    # Collected once: the pairs below all derive from it.
+    hosted = (
+        hosted.group_by(combination).agg(*_first_row(), pl.len().alias("rows")).collect().lazy()
+    )
+    base = ["row_id", "file_id", "line", "host", "rows"]
     pairs = [
         hosted.select(
             *base, pl.col("host").alias("alias"), _kind_of_host(pl.col("host")).alias("kind")
@@ -164,6 +171,7 @@ def evidence(rows: pl.LazyFrame, named: pl.DataFrame | None = None) -> pl.LazyFr
                 pl.col("file_id").cast(pl.Int32),
                 pl.col("line").cast(pl.Int32),
                 pl.col("host").cast(pl.String),
+                pl.lit(1, dtype=pl.UInt32).alias("rows"),
                 pl.col("alias").cast(pl.String),
                 pl.col("kind").cast(pl.String),
             )
@@ -172,12 +180,19 @@ def evidence(rows: pl.LazyFrame, named: pl.DataFrame | None = None) -> pl.LazyFr
         pl.concat(pairs, how="vertical")
         .filter(pl.col("alias").is_not_null() & (pl.col("alias").str.len_bytes() > 0))
         .group_by("alias", "kind", "host")
-        .agg(
-            pl.col("row_id").min(),
-            pl.col("file_id").sort_by("row_id").first(),
-            pl.col("line").sort_by("row_id").first(),
-            pl.len().alias("rows"),
-        )
+        .agg(*_first_row(), pl.col("rows").sum().cast(pl.UInt32))
+    )
+
+
+def _first_row() -> tuple[pl.Expr, ...]:
+    """Aggregations: a group's earliest row (``row_id``) with its file and line.
+
+    ``min_by`` rather than ``sort_by().first()``, which holds every row of a group.
+    """
+    return (
+        pl.col("row_id").min(),
+        pl.col("file_id").min_by("row_id"),
+        pl.col("line").min_by("row_id"),
     )
 
 
