@@ -152,6 +152,9 @@ _DIAGON_LOGS: Final = r"/logs/ml_diagnostics_metric$"
 _SPEC: Final = FieldSpec(_FIELDS, _RAW)
 
 
+_EMPTY_ARRAY: Final = re.compile(rb"\[\s*\]\s*")
+
+
 class CloudLoggingReader:
     """Cloud Logging exports (see module docstring)."""
 
@@ -162,6 +165,9 @@ class CloudLoggingReader:
         """High when the head holds LogEntry keys (or a CSV header of LogEntry columns)."""
         text = head.removeprefix(BOM).lstrip()
         bonus = 0.03 if _GCS_OBJECT.search(path) else 0.0
+        if _EMPTY_ARRAY.fullmatch(text):
+            # `gcloud logging read` found nothing: an export with no entries, not unknown text.
+            return 0.5
         if text[:1] in (b"[", b"{"):
             window = text[:SNIFF_BYTES]
             has = {key: (b'"' + key + b'"') in window for key in _SNIFF_KEYS}

@@ -152,6 +152,21 @@ def test_sniff_bonus_for_gcs_object_path() -> None:
     assert sink > plain >= 0.8
 
 
+@pytest.mark.parametrize("data", [b"[]\n", b"[ ]", b"\xef\xbb\xbf[\n]\n"])
+def test_empty_gcloud_result_is_an_export_with_no_entries(data: bytes) -> None:
+    choice = choose_reader(data, "gcloud/system_event.json")
+    assert choice is not None and choice.reader.name == "cloud_logging" and choice.recognized
+    ctx = ReadContext("gcloud/system_event.json", ReadOptions())
+    frames = list(READER.read(Content(io.BytesIO(data), ExpansionBudget(), ctx.path), ctx))
+    assert sum(f.height for f in frames) == 0
+    assert ctx.issues == [] and ctx.counts.records == 0
+
+
+def test_json_that_is_not_an_empty_array_is_not_claimed_as_empty() -> None:
+    assert READER.sniff(b'["a"]', "x.json") == 0.0
+    assert READER.sniff(b"[]x", "x.json") == 0.0
+
+
 # -- nothing lost, provenance, chunking ----------------------------------------------------
 
 

@@ -1,0 +1,168 @@
+"""The incident generator: same seed same bytes, truth that holds in the files, bundles that
+ingest without quarantine, and no knowledge of culprit's analysis."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from analyzer import api
+from fixtures.cli import app
+from fixtures.errors import FixtureError
+from fixtures.generate import generate
+from fixtures.options import Options
+from fixtures.scenarios import SCENARIOS
+from fixtures.truth import BUNDLE_DIR, read_truth
+from fixtures.verify import verify
+
+NAMES = [s.name for s in SCENARIOS]
+
+
+def small(hosts: int = 8, seed: int = 0) -> Options:
+    """Small enough for the suite: 10 minutes at 12 background lines per host and minute."""
+    return Options(hosts=hosts, seed=seed, minutes=10.0, rate=12.0)
+
+
+def _digest(directory: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_seed_same_bytes(tmp_path: Path, name: str) -> None:
+    options = small(8, 7)
+    generate(name, options, tmp_path / "a")
+    generate(name, options, tmp_path / "b")
+    first = _digest(tmp_path / "a")
+    assert first == _digest(tmp_path / "b")
+    generate(name, small(8, 8), tmp_path / "c")
+    other = _digest(tmp_path / "c")
+    assert other.keys() != first.keys() or other != first
+
+
+@pytest.mark.parametrize("hosts", [8, 64])
+@pytest.mark.parametrize("name", NAMES)
+def test_truth_holds_and_bundle_ingests_clean(tmp_path: Path, name: str, hosts: int) -> None:
+    out = tmp_path / "gen"
+    truth = generate(name, small(hosts, 1), out)
+    assert truth.attempts, "every scenario has at least one attempt"
+    assert read_truth(out) == truth
+    _, problems = verify(out)
+    assert problems == []
+    result = api.ingest([out / BUNDLE_DIR], tmp_path / "case")
+    counts = result.meta.counts
+    assert counts.files_unrecognized == counts.files_refused == counts.files_partial == 0
+    assert counts.quarantined == counts.repaired == 0 or truth.corrupt_input
+    assert counts.rows > 0
+    hosts_seen = api.query(tmp_path / "case", "SELECT count(DISTINCT host) AS n FROM rows").column(
+        0
+    )
+    assert hosts_seen[0].as_py() == hosts
+    # The culprit host named by the truth is a host the case knows.
+    for attempt in truth.attempts:
+        if attempt.culprit.host is not None:
+            known = api.query(
+                tmp_path / "case",
+                f"SELECT count(*) FROM rows WHERE host = '{attempt.culprit.host}'",
+            ).column(0)
+            assert known[0].as_py() > 0
+
+
+def test_first_error_row_is_in_the_case_at_its_citation(tmp_path: Path) -> None:
+    out = tmp_path / "gen"
+    truth = generate("host-crash-heartbeat", small(8, 3), out)
+    api.ingest([out / BUNDLE_DIR], tmp_path / "case")
+    cited = truth.attempts[0].first_error
+    rows = pl.from_arrow(
+        api.query(
+            tmp_path / "case",
+            "SELECT r.host, r.message, r.severity FROM rows r JOIN files f USING (file_id) "
+            f"WHERE f.path = '{cited.path}' AND r.line = {cited.line}",
+        )
+    )
+    assert isinstance(rows, pl.DataFrame) and rows.height == 1
+    assert rows["host"][0] == truth.attempts[0].culprit.host
+    assert "FATAL ERROR" in rows["message"][0]
+
+
+def test_a_wrong_citation_is_reported(tmp_path: Path) -> None:
+    out = tmp_path / "gen"
+    generate("host-crash-heartbeat", small(8, 3), out)
+    text = (out / "truth.toml").read_text()
+    (out / "truth.toml").write_text(text.replace("line = ", "line = 1", 1))
+    _, problems = verify(out)
+    assert len(problems) == 1 and "truth says" in problems[0]
+
+
+def test_the_generator_does_not_import_the_analyzer() -> None:
+    code = (
+        "import sys, fixtures.cli, fixtures.generate, fixtures.verify, fixtures.scenarios\n"
+        "bad = sorted(m for m in sys.modules if m == 'analyzer' or m.startswith('analyzer.'))\n"
+        "print(','.join(bad))"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == ""
+
+
+def test_refuses_to_overwrite_what_it_did_not_write(tmp_path: Path) -> None:
+    (tmp_path / "mine.txt").write_text("keep me")
+    with pytest.raises(FixtureError, match="not empty"):
+        generate("host-crash-heartbeat", small(), tmp_path)
+    with pytest.raises(FixtureError, match="does not hold a generated bundle"):
+        generate("host-crash-heartbeat", small(), tmp_path, force=True)
+    assert (tmp_path / "mine.txt").read_text() == "keep me"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"hosts": 6}, "--hosts"),
+        ({"hosts": 10}, "multiple of 4"),
+        ({"rate": 0}, "--rate"),
+        ({"minutes": 1}, "--minutes"),
+    ],
+)
+def test_bad_options_are_one_clear_error(kwargs: dict[str, float], message: str) -> None:
+    with pytest.raises(FixtureError, match=message):
+        Options(**kwargs)  # type: ignore[arg-type]
+
+
+def test_cli_lists_every_scenario_on_one_line() -> None:
+    result = CliRunner().invoke(app, ["list"])
+    assert result.exit_code == 0
+    lines = result.output.strip().splitlines()
+    assert [line.split()[0] for line in lines] == NAMES
+
+
+def test_cli_generate_and_errors(tmp_path: Path) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(
+        app,
+        [
+            "generate",
+            "host-crash-heartbeat",
+            "-o",
+            str(tmp_path / "g"),
+            "--minutes",
+            "5",
+            "--rate",
+            "6",
+        ],
+    )
+    assert ok.exit_code == 0, ok.output
+    assert (tmp_path / "g" / "truth.toml").is_file()
+    unknown = runner.invoke(app, ["generate", "no-such", "-o", str(tmp_path / "x")])
+    assert unknown.exit_code == 2 and "unknown scenario 'no-such'" in unknown.output
+    hosts = runner.invoke(
+        app, ["generate", "host-crash-heartbeat", "-o", str(tmp_path / "y"), "--hosts", "5000"]
+    )
+    assert hosts.exit_code == 2 and "--hosts must be between" in hosts.output
