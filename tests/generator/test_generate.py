@@ -18,8 +18,11 @@ from fixtures.errors import FixtureError
 from fixtures.generate import generate
 from fixtures.options import Options
 from fixtures.scenarios import SCENARIOS
-from fixtures.truth import BUNDLE_DIR, read_truth
-from fixtures.verify import verify
+from fixtures.story import MARK_KEY, Document, marked
+from fixtures.truth import BUNDLE_DIR, CitedRow, read_truth
+from fixtures.verify import cited_text, verify
+from fixtures.writers import Marks
+from fixtures.writers.documents import write_document
 
 NAMES = [s.name for s in SCENARIOS]
 
@@ -67,6 +70,15 @@ def test_truth_holds_and_bundle_ingests_clean(tmp_path: Path, name: str, hosts: 
         0
     )
     assert hosts_seen[0].as_py() == hosts
+    # Every cited row is a row of the case at that path and line.
+    for attempt in truth.attempts:
+        for cited in (attempt.first_error, *attempt.evidence):
+            found = api.query(
+                tmp_path / "case",
+                "SELECT count(*) FROM rows r JOIN files f USING (file_id) "
+                f"WHERE f.path = '{cited.path}' AND r.line = {cited.line}",
+            ).column(0)
+            assert found[0].as_py() == 1, (attempt.index, cited)
     # The culprit host named by the truth is a host the case knows.
     for attempt in truth.attempts:
         if attempt.culprit.host is not None:
@@ -92,6 +104,24 @@ def test_first_error_row_is_in_the_case_at_its_citation(tmp_path: Path) -> None:
     assert isinstance(rows, pl.DataFrame) and rows.height == 1
     assert rows["host"][0] == truth.attempts[0].culprit.host
     assert "FATAL ERROR" in rows["message"][0]
+
+
+def test_documents_cite_the_opening_brace_of_marked_objects(tmp_path: Path) -> None:
+    body = {
+        "items": [{"a": 1}, marked("second", {"b": {"c": [1, 2]}})],
+        "job": marked("job", {"phase": "Failed"}),
+    }
+    marks: Marks = {}
+    write_document(tmp_path, Document("api/job.json", body), marks)
+    lines = (tmp_path / "api/job.json").read_text().split("\n")
+    assert MARK_KEY not in "".join(lines)
+    (second,) = marks["second"]
+    (job,) = marks["job"]
+    assert lines[second.line - 1] == "    {" and lines[job.line - 1] == '  "job": {'
+    for location in (second, job):
+        row = CitedRow(path=location.path, line=location.line, text=location.text)
+        assert cited_text(tmp_path, row) == location.text
+    assert job.text == '{"phase":"Failed"}'
 
 
 def test_a_wrong_citation_is_reported(tmp_path: Path) -> None:
