@@ -15,9 +15,9 @@ import pytest
 from analyzer import api
 from fixtures.generate import generate
 from fixtures.modelarts import node_count
+from fixtures.modelarts.worker_logs import local_stamp, stamp
 from fixtures.options import Options
 from fixtures.truth import BUNDLE_DIR, Truth
-from fixtures.writers.modelarts import local_stamp, stamp
 
 #: formats.md §3.4.
 WORKER_LOG = re.compile(
