@@ -37,24 +37,31 @@ def git(*args: str) -> str | None:
     return done.stdout.strip()
 
 
-def source_digest() -> str:
-    """SHA-256 over the analyzer package sources (to notice edits during a run)."""
+def source_digest(package: str = "analyzer") -> str:
+    """SHA-256 over the sources of ``package`` (a top-level directory of the repository): the
+    code under test, fingerprinted to notice edits during a run."""
     digest = hashlib.sha256()
-    for path in sorted((REPO_DIR / "analyzer").rglob("*.py")):
+    for path in sorted((REPO_DIR / package).rglob("*.py")):
         digest.update(str(path.relative_to(REPO_DIR)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
 
 
-def machine() -> dict[str, Any]:
-    """The ``machine`` object of a results file."""
+def modified_vs_commit(package: str) -> bool:
+    """Whether tracked files of ``package`` differ from the checked-out commit."""
+    return bool(git("status", "--porcelain", "--untracked-files=no", "--", package))
+
+
+def machine(package: str = "analyzer") -> dict[str, Any]:
+    """The ``machine`` object of a results file; ``<package>_modified_vs_commit`` tells whether
+    the code under test (``analyzer/`` for ingest, ``fixtures/`` for generation) had
+    uncommitted changes."""
     memory_kib = _first_value("/proc/meminfo", "MemTotal")
     versions: dict[str, str | None] = {}
-    for package in ("culprit", "polars", "pyarrow", "duckdb", "numpy"):
+    for distribution in ("culprit", "polars", "pyarrow", "duckdb", "numpy"):
         try:
-            versions[package] = importlib.metadata.version(package)
+            versions[distribution] = importlib.metadata.version(distribution)
         except importlib.metadata.PackageNotFoundError:
-            versions[package] = None
-    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "analyzer")
+            versions[distribution] = None
     return {
         "hostname": socket.gethostname(),
         "cpu": _first_value("/proc/cpuinfo", "model name") or platform.processor(),
@@ -65,5 +72,5 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "versions": versions,
         "git_commit": git("rev-parse", "HEAD"),
-        "analyzer_modified_vs_commit": bool(dirty),
+        f"{package}_modified_vs_commit": modified_vs_commit(package),
     }

@@ -1,9 +1,9 @@
 """Ingest throughput benchmark: ``python -m benchmarks.ingest [--size-mb 1024] [--runs 3]``.
 
-Four synthetic inputs of about ``--size-mb`` MiB each (``--inputs`` picks some) are generated
-once (deterministically from ``--seed``) and cached under ``benchmarks/.cache/``, each under a
-name carrying its size, seed and generator version. :mod:`benchmarks.inputs` lists them; each
-has a module of its own describing what it writes:
+Four synthetic inputs of about ``--size-mb`` MiB each (``--inputs`` picks some, or adds
+``bundle``) are generated once (deterministically from ``--seed``) and cached under
+``benchmarks/.cache/``, each under a name carrying its size, seed and generator version.
+:mod:`benchmarks.inputs` lists them; each has a module of its own describing what it writes:
 
 * ``cloud_logging``: a Log Router sink JSON-lines object of ``k8s_container`` stderr entries
   from 1,024 TPU hosts (:mod:`benchmarks.inputs.cloud_logging`).
@@ -13,10 +13,15 @@ has a module of its own describing what it writes:
   (:mod:`benchmarks.inputs.kubelet`).
 * ``modelarts``: one ModelArts worker log of an 8-NPU node
   (:mod:`benchmarks.inputs.modelarts`).
+* ``bundle`` (only with ``--inputs``): a directory, a whole incident bundle of GCS sink
+  shards, node journals and gcloud exports written by the fixtures generator, read by several
+  readers at once (:mod:`benchmarks.inputs.bundle`). It is not among the defaults: its bytes
+  follow ``fixtures/``, not a version of this benchmark, and the recorded default runs have
+  always been the four inputs above.
 
-Each input is then ingested ``--runs`` times by ``culprit ingest FILE -o CASE --force --quiet``
-in a child process, timed by :mod:`benchmarks.measure` (wall time, peak RSS and CPU of the
-``culprit`` process, warm page cache).
+Each input is then ingested ``--runs`` times by ``culprit ingest INPUT -o CASE --force
+--quiet`` in a child process, timed by :mod:`benchmarks.measure` (wall time, peak RSS and CPU
+of the ``culprit`` process, warm page cache).
 
 Results are printed and recorded by :mod:`benchmarks.report`: written to
 ``benchmarks/results/<YYYY-MM-DD>-<hostname>.json``, and the ingest section of
@@ -39,10 +44,10 @@ from typing import Any, Final
 
 from benchmarks import BENCHMARKS_DIR, MIB, REPO_DIR
 from benchmarks.environment import git, machine, source_digest
-from benchmarks.inputs import GENERATORS, INPUT_NAMES
-from benchmarks.measure import BenchmarkError, measure
+from benchmarks.inputs import DEFAULT_INPUTS, GENERATORS, INPUT_NAMES
+from benchmarks.measure import BenchmarkError, measure, tree_bytes
 from benchmarks.progress import say
-from benchmarks.report import RESULTS_MD, change_note, record, table
+from benchmarks.report import INGEST, RESULTS_MD, change_note, record, table
 
 #: Peak RSS allowed while ingesting a 2 GB Cloud Logging JSON-lines export.
 RSS_BUDGET_MIB: Final = 1536
@@ -50,7 +55,7 @@ RSS_BUDGET_MIB: Final = 1536
 
 @dataclass(frozen=True)
 class Input:
-    """A benchmark input, generated into the cache."""
+    """A benchmark input (a file or a directory), generated into the cache."""
 
     name: str
     path: Path
@@ -65,14 +70,14 @@ def prepare_inputs(cache: Path, size_mb: int, seed: int, names: Sequence[str]) -
         stem = f"{name}-{size_mb}mb-seed{seed}-v{generator.version}"
         inputs.append(Input(name, cache / generator.cache_path(stem, seed)))
     for item in inputs:
-        if item.path.is_file():
+        if item.path.exists():
             continue
         say(f"generating {item.path} ...")
         item.path.parent.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         GENERATORS[item.name].generate(item.path, size_mb * MIB, seed)
         elapsed = time.perf_counter() - started
-        size = item.path.stat().st_size / MIB
+        size = tree_bytes(item.path) / MIB
         say(f"  {size:,.1f} MiB in {elapsed:.1f} s")
     return inputs
 
@@ -90,8 +95,8 @@ def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[st
     parser.add_argument("--seed", type=int, default=0, help="generator seed")
     parser.add_argument(
         "--inputs",
-        default=",".join(INPUT_NAMES),
-        help=f"comma-separated subset of {','.join(INPUT_NAMES)}",
+        default=",".join(DEFAULT_INPUTS),
+        help=f"comma-separated subset of {','.join(INPUT_NAMES)} (default: %(default)s)",
     )
     parser.add_argument(
         "--no-record", action="store_true", help="do not write results JSON or RESULTS.md"
@@ -126,6 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     changed = digest_after != digest or head_after != host["git_commit"]
     now = dt.datetime.now(dt.UTC).astimezone()
     report = {
+        "kind": INGEST,
         "date": now.date().isoformat(),
         "recorded_at": now.isoformat(timespec="seconds"),
         "command": command,

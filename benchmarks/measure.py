@@ -1,4 +1,4 @@
-"""Timing ``culprit ingest`` on one input.
+"""Timing a child process: ``culprit ingest`` on one input, or any command (:func:`run_once`).
 
 Each input is ingested ``runs`` times by ``culprit ingest FILE -o CASE --force --quiet`` in a
 child process. Wall time is measured by this process around the child (``perf_counter``, so it
@@ -9,7 +9,11 @@ runs (``RUSAGE_CHILDREN`` keeps a high-water mark over all of them) or by this p
 memory (on Linux a child's peak RSS is seeded with its parent's at fork and survives ``exec``,
 which is why the launcher, a fresh ~10 MiB process, sits in between). The case directory is
 deleted before every run, outside the timed region. The input is read from the page cache (it
-was just generated or read by the previous run); the numbers are warm-cache numbers.
+was just generated or read by the previous run); the numbers are warm-cache numbers. An input
+is a file or a directory (a bundle); a directory's size is the sum of its files' sizes.
+
+:func:`run_once` times any command the same way (``python -m benchmarks.generate`` times the
+fixtures generator with it), and :func:`timings` summarizes the runs of one measurement.
 """
 
 from __future__ import annotations
@@ -96,11 +100,49 @@ def run_once(command: list[str], log: Path) -> Run:
     )
 
 
+def tree_files(path: Path) -> list[Path]:
+    """The files of ``path``: itself when it is a file, else every file under it (symbolic
+    links left out, as ``culprit ingest`` counts a directory's size)."""
+    if path.is_file():
+        return [path]
+    return [p for p in path.rglob("*") if p.is_file() and not p.is_symlink()]
+
+
+def tree_bytes(path: Path) -> int:
+    """The size of a file, or the sum of the sizes of the files under a directory."""
+    return sum(p.stat().st_size for p in tree_files(path))
+
+
+def describe(run: Run, size: int) -> str:
+    """One run for the progress messages: wall time, MiB/s over ``size`` bytes, peak RSS, CPU
+    and load."""
+    return (
+        f"{run.seconds:.1f} s ({size / MIB / run.seconds:.1f} MiB/s), "
+        f"peak RSS {run.peak_rss_mib:,.0f} MiB, CPU {run.user_s + run.system_s:.1f} s, "
+        f"load {run.load_before:.1f} -> {run.load_after:.1f}"
+    )
+
+
+def timings(runs: list[Run], size: int) -> dict[str, Any]:
+    """The timing fields of a result: median, min and max wall time, MiB/s over ``size`` bytes
+    at the median, the highest peak RSS, and every run."""
+    seconds = [run.seconds for run in runs]
+    median = statistics.median(seconds)
+    return {
+        "median_s": median,
+        "min_s": min(seconds),
+        "max_s": max(seconds),
+        "mib_per_s": size / MIB / median,
+        "peak_rss_mib": max(run.peak_rss_mib for run in runs),
+        "runs": [run.__dict__ for run in runs],
+    }
+
+
 def _case_facts(case: Path) -> dict[str, Any]:
     """What the ingest made of the input: counts, readers and statuses, size on disk."""
     meta = json.loads((case / "case.json").read_text())
     files = pl.read_parquet(case / "files.parquet").select("reader", "status")
-    size = sum(p.stat().st_size for p in case.rglob("*") if p.is_file())
+    size = tree_bytes(case)
     return {
         "counts": meta["counts"],
         "readers": sorted(set(files["reader"].to_list())),
@@ -110,8 +152,8 @@ def _case_facts(case: Path) -> dict[str, Any]:
 
 
 def measure(name: str, path: Path, runs: int, workdir: Path) -> dict[str, Any]:
-    """Ingest the input ``name`` at ``path`` ``runs`` times; the result object of a results
-    file. Cases and run logs go to ``workdir``."""
+    """Ingest the input ``name`` at ``path`` (a file or a directory) ``runs`` times; the result
+    object of a results file. Cases and run logs go to ``workdir``."""
     case = workdir / f"case-{name}"
     command = [
         *culprit_command(),
@@ -122,22 +164,15 @@ def measure(name: str, path: Path, runs: int, workdir: Path) -> dict[str, Any]:
         "--force",
         "--quiet",
     ]
+    size = tree_bytes(path)
     results: list[Run] = []
     for number in range(1, runs + 1):
         shutil.rmtree(case, ignore_errors=True)
         run = run_once(command, workdir / f"{name}-{number}.log")
         results.append(run)
-        mb_s = path.stat().st_size / MIB / run.seconds
-        say(
-            f"  {name} run {number}/{runs}: {run.seconds:.1f} s ({mb_s:.1f} MiB/s), "
-            f"peak RSS {run.peak_rss_mib:,.0f} MiB, CPU {run.user_s + run.system_s:.1f} s, "
-            f"load {run.load_before:.1f} -> {run.load_after:.1f}"
-        )
+        say(f"  {name} run {number}/{runs}: {describe(run, size)}")
     facts = _case_facts(case)
     shutil.rmtree(case, ignore_errors=True)
-    size = path.stat().st_size
-    seconds = [run.seconds for run in results]
-    median = statistics.median(seconds)
     return {
         "input": name,
         "file": path.name,
@@ -149,11 +184,6 @@ def measure(name: str, path: Path, runs: int, workdir: Path) -> dict[str, Any]:
         "readers": facts["readers"],
         "statuses": facts["statuses"],
         "case_mib": facts["case_mib"],
-        "median_s": median,
-        "min_s": min(seconds),
-        "max_s": max(seconds),
-        "mib_per_s": size / MIB / median,
-        "peak_rss_mib": max(run.peak_rss_mib for run in results),
-        "runs": [run.__dict__ for run in results],
+        **timings(results, size),
         "command": shlex.join(command),
     }
