@@ -12,7 +12,12 @@ Rules (formats.md §5.3), decided per line with polars expressions over a whole 
 * a blank line belongs to the record around it when the next non-blank line continues that
   record, and is otherwise counted as blank;
 * a record is cut after ``max_lines`` lines or ``max_bytes`` bytes so a runaway dump cannot
-  grow one row without bound.
+  grow one row without bound;
+* where the frame has a ``fold_break`` column, the first non-blank line at or after a line
+  with ``fold_break`` set starts a record whatever it says, and nothing before the break (an
+  open ``*** Begin stack trace ***`` block, the attributes of the previous line) reaches past
+  it: the frame is then a concatenation of independent segments (Cloud Logging streams, cut
+  at time gaps).
 """
 
 from __future__ import annotations
@@ -26,7 +31,13 @@ _CHAIN_MARKERS: Final = (
     "During handling of the above exception, another exception occurred:",
     "The above exception was the direct cause of the following exception:",
 )
-EXCEPTION_LINE: Final = r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Fault)(?::|$)"
+#: The line that closes a traceback: ``RuntimeError: …``, ``KeyboardInterrupt``, or any
+#: (dotted) CamelCase class name and a message, as third-party exceptions are named
+#: (``google.api_core.exceptions.ServiceUnavailable: 503 …``).
+EXCEPTION_LINE: Final = (
+    r"^(?:[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Fault)(?::|$)"
+    r"|(?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z0-9]*: )"
+)
 _ERROR_LEVELS: Final = ("E", "F", "ERROR", "CRITICAL", "FATAL", "EXCEPTION")
 
 
@@ -39,7 +50,10 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
     ``frame`` needs ``text`` (the raw line), ``message`` (the line without prefixes),
     ``grammar`` (null when no grammar matched), ``level`` and ``cri_tag``; ``fold_message``
     and ``fold_level``, when present, replace ``message`` and ``level`` for the decisions.
-    The first line always starts a record unless it is blank. Lazy in, lazy out: the caller
+    The first line always starts a record unless it is blank. An optional ``fold_break``
+    (bool) column starts a segment at every line where it is true: the segment's first
+    non-blank line starts a record like the first line of the frame (blank lines before it
+    are counted blank), and no rule looks across the break. Lazy in, lazy out: the caller
     decides when to collect.
     """
     names = frame.collect_schema().names()
@@ -47,7 +61,18 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
     level = pl.col("fold_level" if "fold_level" in names else "level")
     # Blank after wrappers: a torchrun "[rank0]: " line with nothing after it is blank too.
     blank = body.str.strip_chars().str.len_bytes() == 0
-    flags = frame.with_row_index("_i").with_columns(
+    flags = frame.with_row_index("_i")
+    segmented = "fold_break" in names
+    if segmented:
+        # A break also covers the blank lines after it, up to the segment's first non-blank
+        # line: a line breaks when a break came after the last non-blank line before it.
+        raw = pl.col("fold_break").fill_null(False)
+        count = raw.cast(pl.UInt32).cum_sum()
+        before = pl.when(~blank).then(count).shift(1).forward_fill().fill_null(0)
+        flags = flags.with_columns((raw | (count > before)).alias("_brk"))
+    brk = pl.col("_brk") if segmented else pl.lit(False)
+    next_break = brk.shift(-1).fill_null(False) if segmented else pl.lit(False)
+    flags = flags.with_columns(
         blank.alias("is_blank"),
         pl.col("grammar").is_not_null().alias("_matched"),
         body.str.contains(r"^[ \t]").alias("_indented"),
@@ -59,6 +84,7 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
         (
             body.str.contains(r"^[\w.\-/]+\.[\w.()*\[\]-]+$")
             & pl.col("text").shift(-1).str.starts_with("\t").fill_null(False)
+            & ~next_break
         ).alias("_go_frame"),
         body.str.starts_with("*** End stack trace ***").alias("_end"),
         # Only a recognized record ending in ':' or '<' announces continuation lines; plain
@@ -70,14 +96,21 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
     )
     opened = pl.col("_begin").cast(pl.Int32).cum_sum().shift(1, fill_value=0)
     closed = pl.col("_end").cast(pl.Int32).cum_sum().shift(1, fill_value=0)
+    if segmented:
+        # Blocks opened in an earlier segment do not count: subtract the running totals at
+        # the segment's first line.
+        opened = opened - pl.when(brk).then(opened).forward_fill().fill_null(0)
+        closed = closed - pl.when(brk).then(closed).forward_fill().fill_null(0)
     # Attributes of the previous non-blank line: blank lines are masked, then the last value
-    # before each line is carried forward over them.
+    # before each line is carried forward over them (a blank segment start stops the carry).
     previous = ["_indented", "_tb", "_chain", "_error_header", "_colon"]
     flags = flags.with_columns(
         (opened > closed).alias("_in_block"),
         *[
-            pl.when(pl.col("is_blank"))
+            pl.when(pl.col("is_blank") & ~brk)
             .then(None)
+            .when(pl.col("is_blank"))
+            .then(False)
             .otherwise(pl.col(c))
             .shift(1)
             .forward_fill()
@@ -86,10 +119,10 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
             for c in previous
         ],
     )
-    first = pl.col("_i") == 0
+    first = (pl.col("_i") == 0) | brk
     # The container runtime splits long lines into CRI records tagged P (partial); the record
     # after one belongs to the same line (formats.md §2.5).
-    after_partial = (pl.col("cri_tag").shift(1) == "P").fill_null(False)
+    after_partial = (pl.col("cri_tag").shift(1) == "P").fill_null(False) & ~brk
     continues = ~first & (
         after_partial
         | (
@@ -108,7 +141,13 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
         )
     )
     flags = flags.with_columns(
-        pl.when(pl.col("is_blank")).then(None).otherwise(continues).alias("_cont")
+        # A blank segment start is settled (not continuing) so no blank before it looks past.
+        pl.when(pl.col("is_blank") & brk)
+        .then(False)
+        .when(pl.col("is_blank"))
+        .then(None)
+        .otherwise(continues)
+        .alias("_cont")
     )
     # A blank line continues a record when the next non-blank line does.
     flags = flags.with_columns(

@@ -39,6 +39,10 @@ NODE = {
 POLLED = (
     "Polled an error from coordination service (this can be an error from this or another task)."
 )
+#: Entries folded into the row before them (formats.md §1.5, §5.3): in sink_stderr.jsonl the
+#: traceback of pod x7k2p (lines 8-11: header, frame, source line, exception line), written
+#: within 7 ms after that pod's absl F line 7, joins it (§5.3 rules 2, 3 and 5).
+FOLDED = {"sink_stderr.jsonl": 4}
 
 
 # -- helpers ---------------------------------------------------------------------------------
@@ -178,8 +182,10 @@ def test_every_record_is_accounted_for(name: str) -> None:
     assert tally.records == tally.rows + tally.folded + tally.blank + tally.dropped
     assert tally.rows == frame.height
     assert tally.dropped == tally.duplicates == tally.repaired == 0
-    # Duplicates are removed later by the case writer: here every entry is a row.
-    assert frame.height == independent_count(name)
+    # Duplicates are removed later by the case writer: here every entry is a row, except the
+    # continuation lines folded into the row of their record.
+    assert tally.folded == FOLDED.get(name, 0)
+    assert frame.height == independent_count(name) - FOLDED.get(name, 0)
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -209,10 +215,15 @@ def test_rows_lead_back_to_their_entry(name: str) -> None:
 @pytest.mark.parametrize("chunk_bytes", [64, 257])
 @pytest.mark.parametrize("name", ALL)
 def test_chunk_size_does_not_change_rows(name: str, chunk_bytes: int) -> None:
+    """Chunks this small hold one entry each, so no record is folded (records are folded
+    within a chunk); every other row is the same."""
     small, tally, issues = _read(name, chunk_bytes)
     assert issues == []
-    assert tally == counts(name)
-    assert small.equals(read(name))
+    whole = counts(name)
+    assert (tally.records, tally.dropped, tally.blank) == (whole.records, whole.dropped, 0)
+    assert tally.rows == tally.records - tally.dropped and tally.folded == 0
+    unfolded = read(name).filter(~pl.col("extra").str.contains('"lines":', literal=True))
+    assert unfolded.equals(small.filter(pl.col("offset").is_in(unfolded["offset"].implode())))
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -304,11 +315,7 @@ def test_sink_severity_is_rederived_from_the_payload() -> None:
             "external/xla/xla/tsl/distributed_runtime/coordination/coordination_service.cc:1170",
         ),
         6: ("ERROR", "payload", "coordination_service_agent.cc:332"),
-        7: ("CRITICAL", "payload", "client.h:77"),
-        8: ("ERROR", "stream_default", None),  # Traceback (most recent call last):
-        9: ("ERROR", "stream_default", None),
-        10: ("ERROR", "stream_default", None),
-        11: ("ERROR", "stream_default", None),
+        7: ("CRITICAL", "payload", "client.h:77"),  # with the traceback of lines 8-11
         15: ("INFO", "payload", "checkpoints.py:98"),
         16: ("INFO", "stream_default", None),  # print() on stdout
     }
@@ -321,7 +328,8 @@ def test_sink_severity_is_rederived_from_the_payload() -> None:
         ), line
     assert rows[16]["extra"]["logName"] == "projects/my-tpu-proj/logs/stdout"
     assert rows[16]["extra"]["severity"] == "INFO"
-    assert all(rows[line]["extra"]["severity"] == "ERROR" for line in range(1, 15))
+    assert all(rows[line]["extra"]["severity"] == "ERROR" for line in rows if line < 15)
+    assert not set(rows) & {8, 9, 10, 11}
 
 
 def test_sink_payload_timestamps() -> None:
@@ -353,13 +361,24 @@ def test_sink_messages_strip_prefix_and_one_trailing_newline() -> None:
     )
     assert rows[4]["message"] == "completed step: 1199, seconds: 2.381"
     assert rows[5]["message"].startswith("/job:jax_worker/replica:0/task:13 has been set to ERROR")
-    assert rows[7]["message"].startswith("Terminating process because the JAX distributed")
-    assert rows[7]["message"].endswith("this task is experiencing network issues.")
-    assert rows[9]["message"] == '  File "/app/train.py", line 240, in <module>'
-    assert rows[10]["message"] == "    main()"
-    assert rows[11]["message"] == (
+    fatal, *traceback = rows[7]["message"].split("\n")
+    assert fatal.startswith("Terminating process because the JAX distributed")
+    assert fatal.endswith("this task is experiencing network issues.")
+    # The traceback entries (lines 8-11) follow the F line in their stream within 7 ms: one
+    # record (formats.md §5.3 rules 2, 3, 5), each entry's message on its own line.
+    exception = (
         "jaxlib._jax.XlaRuntimeError: UNAVAILABLE: Failed to send RPC to coordination service."
     )
+    assert traceback == [
+        "Traceback (most recent call last):",
+        '  File "/app/train.py", line 240, in <module>',
+        "    main()",
+        exception,
+    ]
+    assert rows[7]["extra"]["lines"] == 5
+    assert rows[7]["extra"]["exception"] == exception
+    assert rows[7]["insert_id"] == "9x1kq2f3z8w0ab7d"
+    assert rows[7]["ts_ns"] == ns("2026-11-29T18:35:15.124019Z")
     assert not any(r["message"].endswith("\n") for r in rows.values())
 
 

@@ -55,6 +55,18 @@ def test_standalone_traceback_and_chained_exceptions() -> None:
     assert _records(lines) == [[I], lines[1:10], ["plain output"]]
 
 
+def test_third_party_exception_names_close_a_traceback() -> None:
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/app/checkpoint.py", line 88, in commit',
+        "    blob.upload_from_file(handle)",
+        "google.api_core.exceptions.ServiceUnavailable: 503 POST https://storage.googleapis.com",
+        "Note: this line stands alone",
+        I,
+    ]
+    assert _records(lines) == [lines[:4], [lines[4]], [I]]
+
+
 def test_blank_lines_between_records_are_not_folded() -> None:
     marked = mark_records(
         parse_lines(pl.Series([I, "", "", E]), anchor=dt.date(2026, 1, 1))
