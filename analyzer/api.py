@@ -29,16 +29,23 @@ from analyzer.ingest.base import ReadOptions
 from analyzer.ingest.detect import reader_named
 from analyzer.ingest.pipeline import IngestRun, NullProgress, Progress
 from analyzer.ingest.timestamps import check_tz
+from analyzer.signatures.catalog import Catalogue, Entry, Problem
+from analyzer.signatures.catalog import load as load_catalogue
+from analyzer.signatures.compile import CompiledCatalogue
+from analyzer.signatures.examples import Matcher
+from analyzer.signatures.matching import MatchResult
 
 __all__ = [
     "BundleLimits",
     "CaseInfo",
     "IngestResult",
+    "MatchResult",
     "ReadOptions",
     "case_hosts",
     "case_info",
     "ingest",
     "load_case",
+    "match",
     "query",
 ]
 
@@ -227,7 +234,8 @@ def case_hosts(case: str | Path) -> pa.Table:
 
 
 def query(case: str | Path, sql: str) -> pa.Table:
-    """Run SQL over the case's views (``rows``, ``files``, ``quarantine``, ``duplicates``).
+    """Run SQL over the case's views (``rows``, ``files``, ``quarantine``, ``duplicates``,
+    ``hosts``; ``matches`` once :func:`match` ran).
 
     Raises:
         QueryError: the SQL does not run; the message is DuckDB's.
@@ -241,3 +249,120 @@ def query(case: str | Path, sql: str) -> pa.Table:
             raise QueryError(message) from None
         except AttributeError:
             raise QueryError("the statement returns no rows") from None
+
+
+def match(
+    case: str | Path,
+    *,
+    backend: str = "polars",
+    signatures: Sequence[str | Path] = (),
+) -> MatchResult:
+    """Match the signature catalogue (plus the folders ``signatures``) over every row of the
+    case and write ``CASE/matches.parquet`` (then the ``matches`` query view exists).
+
+    Args:
+        case: the case directory.
+        backend: ``polars`` (default), ``duckdb`` or ``python`` (slow reference); all give
+            the same table.
+        signatures: extra signature folders (``<family>/<name>.toml``).
+
+    Raises:
+        UsageError: unknown backend.
+        CaseError: not a case, or the matches file cannot be written.
+        SignatureError: a signature file does not load, or a regex does not compile.
+    """
+    from analyzer.signatures.backends import backend_named
+    from analyzer.signatures.matching import match_case
+
+    chosen = backend_named(backend)
+    opened = load_case(case)
+    catalogue = load_catalogue([Path(p) for p in signatures])
+    return match_case(opened, catalogue, chosen)
+
+
+# -- the signature catalogue ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LineMatch:
+    """A signature that matches a line, and what it captured."""
+
+    code: str
+    name: str
+    role: str
+    captures: dict[str, str]
+
+
+def signatures(extra: Sequence[str | Path] = ()) -> Catalogue:
+    """The packaged catalogue plus the signature folders ``extra``.
+
+    Raises:
+        SignatureError: any signature file does not load (every problem is listed).
+    """
+    return load_catalogue([Path(p) for p in extra])
+
+
+def lint_signatures(extra: Sequence[str | Path] = ()) -> list[Problem]:
+    """Every problem of the catalogue and ``extra`` folders, each with file and line: schema,
+    knowledge pages, regexes in every engine, examples under every backend."""
+    from analyzer.signatures.lint import lint
+
+    return lint([Path(p) for p in extra], matchers=_matchers())
+
+
+def check_signatures(
+    files: Sequence[str | Path] = (), extra: Sequence[str | Path] = ()
+) -> tuple[int, list[Problem]]:
+    """Run the examples of ``files`` (every signature when empty) through every backend;
+    returns how many signatures ran and the problems."""
+    from analyzer.signatures.catalog import parse_file
+    from analyzer.signatures.examples import example_problems
+
+    if files:
+        entries, problems = [], []
+        for file in files:
+            signature, found = parse_file(Path(file))
+            problems += found
+            if signature is not None:
+                entries.append(Entry(signature, Path(file)))
+    else:
+        entries, problems = list(signatures(extra).entries), []
+    problems += example_problems(entries, _matchers())
+    return len(entries), problems
+
+
+def match_line(
+    line: str, extra: Sequence[str | Path] = (), *, source: str | None = None
+) -> list[LineMatch]:
+    """The signatures that match ``line`` (as a row's message) and their captures. Without
+    ``source`` a signature's source list is not applied."""
+    import json
+
+    from analyzer.signatures.backends.python import match
+    from analyzer.signatures.compile import compile_signature
+    from analyzer.signatures.examples import rows_frame
+
+    catalogue = signatures(extra)
+    found = []
+    for entry in catalogue.entries:
+        signature = entry.signature
+        if source is not None and source not in signature.sources:
+            continue
+        compiled = CompiledCatalogue((compile_signature(signature),))
+        hits = match(compiled, rows_frame([line], source or signature.sources[0]))
+        if hits.height:
+            captures = json.loads(hits["captures"][0])
+            found.append(LineMatch(signature.code, signature.name, signature.role, captures))
+    return found
+
+
+def _matchers() -> list[tuple[str, Matcher]]:
+    """Every backend's in-memory matching function, by name."""
+    from analyzer.signatures import backends
+
+    registry = getattr(backends, "BACKENDS", None)
+    if registry is None:
+        from analyzer.signatures.backends.python import match
+
+        return [("python", match)]
+    return [(backend.name, backend.match_frame) for backend in registry]

@@ -277,7 +277,11 @@ def _cell(value: Any) -> str:
 def query(
     case: Annotated[Path, typer.Argument(help="A case directory.")],
     sql: Annotated[
-        str, typer.Argument(help="SQL over the views rows, files, quarantine, duplicates.")
+        str,
+        typer.Argument(
+            help="SQL over the views rows, files, quarantine, duplicates, hosts and (after "
+            "`culprit match`) matches."
+        ),
     ],
     output: Annotated[str, typer.Option("--format", help="table, csv, json or parquet.")] = "table",
     out: Annotated[
@@ -297,6 +301,36 @@ def query(
         _fail("--format parquet needs -o FILE")
     table = _run(lambda: api.query(case, sql))
     _write_table(table, output, out, max_rows)
+
+
+@app.command("match")
+def match_(
+    case: Annotated[Path, typer.Argument(help="A case directory.")],
+    backend: Annotated[
+        str, typer.Option(help="Matching engine: polars (default), duckdb or python (slow).")
+    ] = "polars",
+    signatures: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--signatures", help="An extra signature folder (<family>/<name>.toml); repeatable."
+        ),
+    ] = None,
+) -> None:
+    """Match the signature catalogue over every row of a case (writes CASE/matches.parquet;
+    then `culprit query CASE "SELECT * FROM matches"` shows each match with its row).
+
+    Example: culprit match /tmp/case
+    """
+    from analyzer import api
+
+    result = _run(lambda: api.match(case, backend=backend, signatures=signatures or []))
+    rate = result.rows_scanned / result.seconds if result.seconds > 0 else 0.0
+    _console().print(
+        f"{case}: {result.matches:,} matches of {result.matched_signatures:,} signatures in "
+        f"{result.rows_scanned:,} rows ({result.signatures:,} signatures, catalogue "
+        f"{result.catalogue_digest[:12]}; {result.backend} {result.seconds:.1f} s, "
+        f"{rate:,.0f} rows/s)"
+    )
 
 
 def _text_times(table: pa.Table) -> pa.Table:
@@ -397,6 +431,110 @@ class _ProgressBar:
     def advance(self, stored_bytes: int) -> None:
         if self._task is not None:
             self._progress.advance(self._task, stored_bytes)
+
+
+# -- culprit signatures ------------------------------------------------------------------------
+
+signatures_app = typer.Typer(
+    help="List, show, lint and test the signature catalogue.", no_args_is_help=True
+)
+app.add_typer(signatures_app, name="signatures")
+
+_ExtraFolders = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--signatures", help="An extra signature folder (<family>/<name>.toml); repeatable."
+    ),
+]
+
+
+@signatures_app.command("list")
+def signatures_list(
+    extra: _ExtraFolders = None,
+    family: Annotated[str | None, typer.Option(help="Only this family.")] = None,
+    role: Annotated[str | None, typer.Option(help="Only this role.")] = None,
+) -> None:
+    """One line per signature: code, role, scope, culprit rule, name and title."""
+    from analyzer import api
+
+    catalogue = _run(lambda: api.signatures(extra or []))
+    chosen = [
+        s
+        for s in catalogue.signatures
+        if (family is None or s.family == family) and (role is None or s.role == role)
+    ]
+    for s in chosen:
+        preview = " (preview)" if s.status == "preview" else ""
+        sys.stdout.write(
+            f"{s.code:<14} {s.role:<9} {s.scope:<14} {s.culprit:<16} {s.name}: {s.title}{preview}\n"
+        )
+    sys.stderr.write(f"culprit: {len(chosen)} of {len(catalogue)} signatures\n")
+
+
+@signatures_app.command("show")
+def signatures_show(
+    key: Annotated[str, typer.Argument(help="A signature code or name.")],
+    extra: _ExtraFolders = None,
+) -> None:
+    """Print a signature's file and where its knowledge page is."""
+    from analyzer import api
+    from analyzer.signatures.catalog import KNOWLEDGE_DIR
+
+    entry = _run(lambda: api.signatures(extra or []).find(key))
+    sys.stdout.write(f"# {entry.path}\n")
+    sys.stdout.write(entry.path.read_text(encoding="utf-8"))
+    page = KNOWLEDGE_DIR / f"{entry.signature.knowledge}.md"
+    sys.stdout.write(f"\n# knowledge: {page}\n")
+
+
+@signatures_app.command("lint")
+def signatures_lint(extra: _ExtraFolders = None) -> None:
+    """Check every signature file and knowledge page; list every problem with file:line.
+    Exit 1 when there is any."""
+    from analyzer import api
+
+    problems = _run(lambda: api.lint_signatures(extra or []))
+    for problem in problems:
+        sys.stdout.write(f"{problem}\n")
+    count = len(api.signatures(extra or [])) if not problems else None
+    if problems:
+        sys.stderr.write(f"culprit: {len(problems)} problem(s)\n")
+        raise typer.Exit(1)
+    sys.stderr.write(f"culprit: {count} signatures, no problems\n")
+
+
+@signatures_app.command("test")
+def signatures_test(
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="Signature files (default: the catalogue).")
+    ] = None,
+    line: Annotated[
+        str | None, typer.Option("--line", help="Show which signatures match this line.")
+    ] = None,
+    source: Annotated[
+        str | None, typer.Option(help="With --line: only signatures of this source.")
+    ] = None,
+    extra: _ExtraFolders = None,
+) -> None:
+    """Run signature examples through every backend, or match one line (--line)."""
+    from analyzer import api
+
+    if line is not None:
+        matches = _run(lambda: api.match_line(line, extra or [], source=source))
+        for found in matches:
+            captures = json.dumps(found.captures, ensure_ascii=False)
+            sys.stdout.write(f"{found.code}\t{found.name}\t{found.role}\t{captures}\n")
+        if not matches:
+            sys.stderr.write("culprit: no signature matches\n")
+            raise typer.Exit(1)
+        return
+    count, problems = _run(lambda: api.check_signatures(files or [], extra or []))
+    for problem in problems:
+        sys.stdout.write(f"{problem}\n")
+    if problems:
+        sys.stderr.write(f"culprit: {len(problems)} problem(s) in {count} signature(s)\n")
+        raise typer.Exit(1)
+    sys.stderr.write(f"culprit: {count} signature(s), every example passes\n")
 
 
 def main() -> None:

@@ -62,3 +62,7 @@ class CaseError(AnalyzerError):
 
 class QueryError(AnalyzerError):
     """A SQL query over a case failed."""
+
+
+class SignatureError(AnalyzerError):
+    """A signature file, folder or catalogue cannot be used (the message lists why)."""

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from analyzer import api
+from fixtures.generate import generate
+from fixtures.options import Options
+from fixtures.truth import BUNDLE_DIR, Truth
 
 TESTS = Path(__file__).parent
 SAMPLES = TESTS / "samples"
@@ -36,3 +40,35 @@ def loghub() -> Path:
     if not LOGHUB.is_dir():
         pytest.skip(f"loghub samples not found at {LOGHUB} (they live in ../shared)")
     return LOGHUB
+
+
+def small(hosts: int = 8, seed: int = 0) -> Options:
+    """Generator options small enough for the suite: 10 minutes at 12 background lines per
+    host and minute."""
+    return Options(hosts=hosts, seed=seed, minutes=10.0, rate=12.0)
+
+
+@dataclass(frozen=True)
+class Generated:
+    """A generated scenario (seed 1, :func:`small`) and its ingested case."""
+
+    out: Path
+    truth: Truth
+    case: Path
+    ingest: api.IngestResult
+
+
+@pytest.fixture(scope="session")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, int], Generated]:
+    """Generate and ingest a scenario once per session, however many tests look at it."""
+    cache: dict[tuple[str, int], Generated] = {}
+
+    def get(name: str, hosts: int) -> Generated:
+        if (name, hosts) not in cache:
+            root = tmp_path_factory.mktemp(f"{name}-{hosts}")
+            truth = generate(name, small(hosts, 1), root / "gen")
+            result = api.ingest([root / "gen" / BUNDLE_DIR], root / "case")
+            cache[name, hosts] = Generated(root / "gen", truth, root / "case", result)
+        return cache[name, hosts]
+
+    return get

@@ -8,6 +8,7 @@ CASE/
   duplicates.parquet   entries dropped as duplicates of an earlier row (Cloud Logging insertId)
   hosts.parquet        every alias of every host, with the row that proved it
   rows/part-*.parquet  canonical rows, zstd, ~128k-row groups
+  matches.parquet      signature matches (``culprit match``; absent until then)
 ```
 """
 
@@ -27,6 +28,9 @@ QUARANTINE_FILE: Final = "quarantine.parquet"
 DUPLICATES_FILE: Final = "duplicates.parquet"
 HOSTS_FILE: Final = "hosts.parquet"
 ROWS_DIR: Final = "rows"
+#: Written by ``culprit match``: one row per (row, signature) match, and the matched rows'
+#: context through the ``matches`` query view.
+MATCHES_FILE: Final = "matches.parquet"
 
 FILES_SCHEMA: Final = pa.schema(
     [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import duckdb
 from pydantic import ValidationError
@@ -13,6 +14,7 @@ from analyzer.case.layout import (
     DUPLICATES_FILE,
     FILES_FILE,
     HOSTS_FILE,
+    MATCHES_FILE,
     META_FILE,
     QUARANTINE_FILE,
     ROWS_DIR,
@@ -20,8 +22,13 @@ from analyzer.case.layout import (
 )
 from analyzer.errors import CaseError
 
-#: Optional tables later stages add to a case; a view is created for each one present.
-OPTIONAL_TABLES = ("matches",)
+#: The ``matches`` view: each match with the context of its row (when the case has matches).
+MATCHES_VIEW: Final = (
+    "SELECT m.row_id, m.signature, m.role, m.captures, r.ts, r.host::VARCHAR AS host, "
+    "r.source::VARCHAR AS source, f.path, r.line, r.message "
+    "FROM read_parquet({matches}) m JOIN rows r USING (row_id) "
+    "LEFT JOIN files f ON f.file_id = r.file_id"
+)
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,8 @@ class Case:
 
     def connect(self) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with views ``rows``, ``files``, ``quarantine``,
-        ``duplicates`` (and ``matches`` when the case has it)."""
+        ``duplicates``, ``hosts`` (and ``matches`` when the case has been matched: row_id,
+        signature, role, captures and the row's ts, host, source, file path, line, message)."""
         connection = duckdb.connect()
         if self.has_rows():
             connection.execute(
@@ -62,12 +70,10 @@ class Case:
             connection.execute(
                 f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_quote(str(self.path / file))})"
             )
-        for name in OPTIONAL_TABLES:
-            extra_table = self.path / f"{name}.parquet"
-            if extra_table.exists():
-                connection.execute(
-                    f"CREATE VIEW {name} AS SELECT * FROM read_parquet({_quote(str(extra_table))})"
-                )
+        matches = self.path / MATCHES_FILE
+        if matches.exists():
+            view = MATCHES_VIEW.format(matches=_quote(str(matches)))
+            connection.execute(f"CREATE VIEW matches AS {view}")
         return connection
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -23,13 +24,9 @@ from fixtures.truth import BUNDLE_DIR, CitedRow, read_truth
 from fixtures.verify import cited_text, verify
 from fixtures.writers import Marks
 from fixtures.writers.documents import write_document
+from tests.conftest import Generated, small
 
 NAMES = [s.name for s in SCENARIOS]
-
-
-def small(hosts: int = 8, seed: int = 0) -> Options:
-    """Small enough for the suite: 10 minutes at 12 background lines per host and minute."""
-    return Options(hosts=hosts, seed=seed, minutes=10.0, rate=12.0)
 
 
 def _digest(directory: Path) -> dict[str, str]:
@@ -54,28 +51,27 @@ def test_same_seed_same_bytes(tmp_path: Path, name: str) -> None:
 
 @pytest.mark.parametrize("hosts", [8, 64])
 @pytest.mark.parametrize("name", NAMES)
-def test_truth_holds_and_bundle_ingests_clean(tmp_path: Path, name: str, hosts: int) -> None:
-    out = tmp_path / "gen"
-    truth = generate(name, small(hosts, 1), out)
+def test_truth_holds_and_bundle_ingests_clean(
+    generated: Callable[[str, int], Generated], name: str, hosts: int
+) -> None:
+    made = generated(name, hosts)
+    out, truth, case, result = made.out, made.truth, made.case, made.ingest
     assert truth.attempts, "every scenario has at least one attempt"
     assert read_truth(out) == truth
     _, problems = verify(out)
     assert problems == []
-    result = api.ingest([out / BUNDLE_DIR], tmp_path / "case")
     counts = result.meta.counts
     assert counts.files_unrecognized == counts.files_refused == counts.files_partial == 0
     assert counts.quarantined == counts.repaired == 0 or truth.corrupt_input
     assert counts.rows > 0
-    hosts_seen = api.query(tmp_path / "case", "SELECT count(DISTINCT host) AS n FROM rows").column(
-        0
-    )
+    hosts_seen = api.query(case, "SELECT count(DISTINCT host) AS n FROM rows").column(0)
     # A bundle names --hosts hosts unless the truth says it has another number of nodes.
     assert hosts_seen[0].as_py() == (hosts if truth.nodes is None else truth.nodes)
     # Every cited row is a row of the case at that path and line.
     for attempt in truth.attempts:
         for cited in (attempt.first_error, *attempt.evidence):
             found = api.query(
-                tmp_path / "case",
+                case,
                 "SELECT count(*) FROM rows r JOIN files f USING (file_id) "
                 f"WHERE f.path = '{cited.path}' AND r.line = {cited.line}",
             ).column(0)
@@ -84,7 +80,7 @@ def test_truth_holds_and_bundle_ingests_clean(tmp_path: Path, name: str, hosts: 
     for attempt in truth.attempts:
         if attempt.culprit.host is not None:
             known = api.query(
-                tmp_path / "case",
+                case,
                 f"SELECT count(*) FROM rows WHERE host = '{attempt.culprit.host}'",
             ).column(0)
             assert known[0].as_py() > 0

@@ -1,0 +1,228 @@
+"""The default backend: the whole catalogue over polars frames, in three vectorized steps.
+
+1. **Prefilter.** One Aho-Corasick automaton of every anchor of the catalogue, searched
+   ASCII case-insensitively (``str.contains_any``), passes over every row once: rows with
+   no anchor, in any ASCII case, go no further (nearly all of them). It runs on polars'
+   streaming engine, so it is parallel and holds only the surviving rows. (One automaton
+   for both kinds of signature is one pass instead of two; the next step is exact.)
+2. **Candidates.** On the survivors, the same automaton with ``str.extract_many(overlapping=
+   True)`` lists the text of every anchor occurrence; joined to the case-sensitive
+   signatures' anchors as written and to the case-insensitive ones' ASCII lower case (and
+   to a signature → source table), it gives exactly the (row, signature) candidate pairs of
+   the contract.
+3. **Regex.** Each signature's regex (translated for Rust's engine by
+   :func:`~analyzer.signatures.dialect.translate`) runs only on its own candidates; the
+   captures are extracted (``str.extract_groups``) only on its matches and written as the
+   canonical captures JSON by an expression. The per-signature queries run together
+   (``pl.collect_all``).
+
+No Python code runs per row.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import polars as pl
+
+from analyzer.errors import SignatureError
+from analyzer.signatures.compile import MATCHES_SCHEMA, CompiledCatalogue, empty_matches
+from analyzer.signatures.dialect import UnportableRegex, ascii_lower, translate
+
+#: Rows per slice of a case when matching it file by file (bounds memory: a slice's
+#: candidates are the most held at once).
+SLICE_ROWS: Final = 1_000_000
+
+_UPPER: Final = [chr(c) for c in range(ord("A"), ord("Z") + 1)]
+_LOWER: Final = [chr(c) for c in range(ord("a"), ord("z") + 1)]
+#: How JSON writes the one field of ``pl.struct(value.alias("v"))`` before the value.
+_JSON_PREFIX: Final = '{"v":'
+
+
+@dataclass(frozen=True)
+class _Signature:
+    index: int
+    code: str
+    role: str
+    regex: str
+    groups: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The catalogue laid out for polars: one automaton, anchor and source tables, regexes."""
+
+    signatures: tuple[_Signature, ...]
+    #: Every anchor, ASCII-lower-cased, once: the automaton's patterns (searched ASCII
+    #: case-insensitively, so it finds every occurrence of every anchor, and a few more).
+    patterns: tuple[str, ...]
+    #: anchor, sig: a case-sensitive signature's anchors as written.
+    exact: pl.DataFrame
+    #: anchor, sig: a case-insensitive signature's anchors, ASCII-lower-cased.
+    folded: pl.DataFrame
+    #: sig, source: where each signature applies.
+    sources: pl.DataFrame
+
+
+def compile_error(pattern: str) -> str | None:
+    """Why Rust's regex (as polars uses it) rejects ``pattern`` once translated, or None."""
+    try:
+        translated = translate(pattern, "rust")
+        pl.Series([""], dtype=pl.String).str.contains(translated)
+    except (UnportableRegex, pl.exceptions.PolarsError) as exc:
+        text = str(exc).strip().split("\n\nThis error occurred")[0]
+        reason = [line[6:].strip() for line in text.splitlines() if line.startswith("error:")]
+        return reason[-1] if reason else text.splitlines()[-1]
+    return None
+
+
+def _table(rows: list[tuple[str, int]]) -> pl.DataFrame:
+    return pl.DataFrame(rows, schema={"anchor": pl.String, "sig": pl.Int32}, orient="row").unique(
+        maintain_order=True
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _plan(catalogue: CompiledCatalogue) -> _Plan:
+    signatures = []
+    exact: list[tuple[str, int]] = []
+    folded: list[tuple[str, int]] = []
+    sources: list[tuple[int, str]] = []
+    for index, signature in enumerate(catalogue.signatures):
+        error = compile_error(signature.regex)
+        if error is not None:
+            raise SignatureError(f"{signature.code}: the regex does not compile in polars: {error}")
+        regex = translate(signature.regex, "rust")
+        signatures.append(
+            _Signature(index, signature.code, signature.role, regex, signature.groups)
+        )
+        if signature.case_insensitive:
+            folded += [(ascii_lower(anchor), index) for anchor in signature.anchors]
+        else:
+            exact += [(anchor, index) for anchor in signature.anchors]
+        sources += [(index, source) for source in signature.sources]
+    patterns = dict.fromkeys(ascii_lower(anchor) for anchor, _ in exact + folded)
+    return _Plan(
+        signatures=tuple(signatures),
+        patterns=tuple(patterns),
+        exact=_table(exact),
+        folded=_table(folded),
+        sources=pl.DataFrame(
+            sources, schema={"sig": pl.Int32, "source": pl.String}, orient="row"
+        ).unique(),
+    )
+
+
+def _survivors(plan: _Plan, rows: pl.LazyFrame) -> pl.DataFrame:
+    """The rows of a source some signature reads whose message contains an anchor (ASCII
+    case aside), with the list of distinct anchor occurrences (as the message spells them)."""
+    message = pl.col("message")
+    patterns = list(plan.patterns)
+    sources = plan.sources["source"].unique().to_list()
+    return (
+        rows.select("row_id", pl.col("source").cast(pl.String), "message")
+        .filter(
+            pl.col("source").is_in(sources)
+            & message.str.contains_any(patterns, ascii_case_insensitive=True)
+        )
+        .with_columns(
+            message.str.extract_many(patterns, ascii_case_insensitive=True, overlapping=True)
+            .list.unique()
+            .alias("hit")
+        )
+        .collect(engine="streaming")
+    )
+
+
+def _candidates(plan: _Plan, rows: pl.LazyFrame) -> pl.DataFrame:
+    """(row_id, sig, message) for every candidate pair of the contract.
+
+    A hit is the text at an occurrence of some anchor, spelled as in the message: a
+    case-sensitive signature's anchor is there when the hit equals it, a case-insensitive
+    one's when the hit's ASCII lower case does.
+    """
+    survivors = _survivors(plan, rows)
+    hits = survivors.select("row_id", "source", "hit").explode("hit")
+    exact = hits.join(plan.exact, left_on="hit", right_on="anchor")
+    folded = hits.with_columns(pl.col("hit").str.replace_many(_UPPER, _LOWER)).join(
+        plan.folded, left_on="hit", right_on="anchor"
+    )
+    pairs = (
+        pl.concat(
+            [exact.select("row_id", "source", "sig"), folded.select("row_id", "source", "sig")]
+        )
+        .join(plan.sources, on=["sig", "source"], how="semi")
+        .select("row_id", "sig")
+        .unique()
+    )
+    return pairs.join(survivors.select("row_id", "message"), on="row_id")
+
+
+def _json_string(value: pl.Expr) -> pl.Expr:
+    """``value`` as a JSON string literal, escaped exactly as :func:`json.dumps` does."""
+    encoded = pl.struct(value.alias("v")).struct.json_encode()
+    return encoded.str.strip_prefix(_JSON_PREFIX).str.strip_suffix("}")
+
+
+def captures_expr(groups: Sequence[str], regex: str) -> pl.Expr:
+    """The canonical captures JSON of each message's leftmost match of ``regex``."""
+    if not groups:
+        return pl.lit("{}")
+    extracted = pl.col("message").str.extract_groups(regex)
+    pieces = []
+    for name in sorted(groups):
+        value = extracted.struct.field(name)
+        pieces.append(
+            pl.when(value.is_not_null() & (value != "")).then(
+                pl.concat_str(pl.lit(f'"{name}":'), _json_string(value))
+            )
+        )
+    body = pl.concat_str(pieces, separator=",", ignore_nulls=True)
+    return pl.concat_str(pl.lit("{"), body, pl.lit("}"))
+
+
+def _regex_step(plan: _Plan, candidates: pl.DataFrame) -> pl.DataFrame:
+    if candidates.is_empty():
+        return empty_matches()
+    queries = []
+    for (index,), part in candidates.partition_by("sig", as_dict=True).items():
+        signature = plan.signatures[int(index)]
+        queries.append(
+            part.lazy()
+            .filter(pl.col("message").str.contains(signature.regex))
+            .select(
+                pl.col("row_id"),
+                pl.lit(signature.code).alias("signature"),
+                pl.lit(signature.role).alias("role"),
+                captures_expr(signature.groups, signature.regex).alias("captures"),
+            )
+        )
+    found = pl.concat(pl.collect_all(queries))
+    return found.cast(dict(MATCHES_SCHEMA)).sort("row_id", "signature")  # type: ignore[arg-type]
+
+
+def match_lazy(catalogue: CompiledCatalogue, rows: pl.LazyFrame) -> pl.DataFrame:
+    """Matches of a lazy frame with ``row_id``, ``source`` and ``message`` columns."""
+    if not catalogue.signatures:
+        return empty_matches()
+    plan = _plan(catalogue)
+    return _regex_step(plan, _candidates(plan, rows))
+
+
+def match(catalogue: CompiledCatalogue, rows: pl.DataFrame) -> pl.DataFrame:
+    """Matches of a frame with ``row_id``, ``source`` and ``message`` columns."""
+    return match_lazy(catalogue, rows.lazy())
+
+
+def match_files(catalogue: CompiledCatalogue, files: Sequence[Path]) -> Iterator[pl.DataFrame]:
+    """Matches of the canonical rows in ``files`` (Parquet), a slice of rows at a time."""
+    if not files:
+        return
+    scan = pl.scan_parquet(list(files)).select("row_id", "source", "message")
+    total = scan.select(pl.len()).collect().item()
+    for offset in range(0, total, SLICE_ROWS):
+        yield match_lazy(catalogue, scan.slice(offset, SLICE_ROWS))

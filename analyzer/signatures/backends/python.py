@@ -1,0 +1,92 @@
+"""The reference backend: every signature's regex over every candidate row, in plain Python
+with the ``regex`` package. Slow and obviously right; the other backends must agree with it.
+
+The pattern goes to ``regex`` with its ASCII flag (``\\d \\w \\b`` and ``(?i)`` ASCII), after
+:func:`~analyzer.signatures.dialect.translate` fixed the two places where even that flag
+leaves Python off the contract: ``\\s`` (Python's includes the vertical tab) and ``$``
+(Python's also matches before a final newline).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Final
+
+import polars as pl
+import pyarrow.parquet as pq
+import regex
+
+from analyzer.errors import SignatureError
+from analyzer.signatures.compile import (
+    MATCHES_SCHEMA,
+    Compiled,
+    CompiledCatalogue,
+    captures_json,
+)
+from analyzer.signatures.dialect import UnportableRegex, ascii_lower, translate
+
+FLAGS: Final = regex.ASCII | regex.VERSION0
+#: Rows per batch when matching a case's files.
+BATCH_ROWS: Final = 65_536
+
+
+def compile_error(pattern: str) -> str | None:
+    """Why Python's ``regex`` rejects ``pattern`` once translated, or None."""
+    try:
+        regex.compile(translate(pattern, "python"), FLAGS)
+    except (UnportableRegex, regex.error) as exc:
+        return str(exc)
+    return None
+
+
+@functools.cache
+def _compiled(pattern: str) -> regex.Pattern[str]:
+    error = compile_error(pattern)
+    if error is not None:
+        raise SignatureError(f"the regex {pattern!r} does not compile in Python: {error}")
+    return regex.compile(translate(pattern, "python"), FLAGS)
+
+
+def _has_anchor(signature: Compiled, message: str) -> bool:
+    if signature.case_insensitive:
+        folded = ascii_lower(message)
+        return any(ascii_lower(anchor) in folded for anchor in signature.anchors)
+    return any(anchor in message for anchor in signature.anchors)
+
+
+def match_messages(
+    catalogue: CompiledCatalogue, rows: Iterable[tuple[int, str, str | None]]
+) -> pl.DataFrame:
+    """Matches of ``rows`` (row_id, source, message) as a matches table."""
+    patterns = [(signature, _compiled(signature.regex)) for signature in catalogue.signatures]
+    found: list[tuple[int, str, str, str]] = []
+    for row_id, source, message in rows:
+        if message is None:
+            continue
+        for signature, pattern in patterns:
+            if source not in signature.sources or not _has_anchor(signature, message):
+                continue
+            hit = pattern.search(message)
+            if hit is None:
+                continue
+            captures = captures_json(hit.groupdict())
+            found.append((row_id, signature.code, signature.role, captures))
+    return pl.DataFrame(found, schema=MATCHES_SCHEMA, orient="row").sort("row_id", "signature")
+
+
+def match(catalogue: CompiledCatalogue, rows: pl.DataFrame) -> pl.DataFrame:
+    """Matches of a frame with ``row_id``, ``source`` and ``message`` columns."""
+    frame = rows.select("row_id", pl.col("source").cast(pl.String), "message")
+    return match_messages(catalogue, frame.iter_rows())
+
+
+def match_files(catalogue: CompiledCatalogue, files: Sequence[Path]) -> Iterator[pl.DataFrame]:
+    """Matches of the canonical rows in ``files`` (Parquet), a batch of rows at a time."""
+    for path in files:
+        reader = pq.ParquetFile(path)
+        for batch in reader.iter_batches(BATCH_ROWS, columns=["row_id", "source", "message"]):
+            frame = pl.from_arrow(batch)
+            assert isinstance(frame, pl.DataFrame)
+            yield match(catalogue, frame)

@@ -1,0 +1,218 @@
+"""Load the signature catalogue (and any extra signature folders) and check it.
+
+A catalogue folder holds ``<family>/<name>.toml`` files, one signature each. Loading collects
+*every* problem (a TOML syntax error, a field that does not validate, a duplicate code, a
+family that is not the folder's) with its file and line before failing, so a signature
+author fixes them all in one round. :func:`lint` adds the checks that need more than one
+file or a regex engine: knowledge pages exist, the regex compiles in all three engines, each
+example matches and each counter-example does not.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from analyzer.errors import SignatureError
+from analyzer.signatures.model import FAMILIES, Signature
+
+#: The packaged catalogue and knowledge pages: beside the ``analyzer`` package in a source
+#: checkout (or an editable install), under ``<prefix>/share/culprit`` in a wheel install.
+_SOURCE_ROOT: Final = Path(__file__).resolve().parents[2]
+_SHARE_ROOT: Final = Path(sys.prefix) / "share" / "culprit"
+
+
+def _data_dir(name: str) -> Path:
+    for root in (_SOURCE_ROOT, _SHARE_ROOT):
+        if (root / name).is_dir():
+            return root / name
+    return _SOURCE_ROOT / name
+
+
+CATALOGUE_DIR: Final = _data_dir("signatures")
+KNOWLEDGE_DIR: Final = _data_dir("knowledge")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a signature file."""
+
+    path: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}:{self.line}"
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A loaded signature and the file it came from."""
+
+    signature: Signature
+    path: Path
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Every signature in use, in a stable order (family order, then code)."""
+
+    entries: tuple[Entry, ...]
+    folders: tuple[Path, ...]
+
+    @property
+    def signatures(self) -> tuple[Signature, ...]:
+        return tuple(entry.signature for entry in self.entries)
+
+    def find(self, key: str) -> Entry:
+        """The signature whose code or name is ``key``.
+
+        Raises:
+            SignatureError: no such signature.
+        """
+        for entry in self.entries:
+            if key in (entry.signature.code, entry.signature.name):
+                return entry
+        raise SignatureError(f"no signature has code or name {key!r}")
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The line where ``key`` is assigned at the start of a line (first occurrence)."""
+    pattern = re.compile(rf"^\s*{re.escape(key)}\s*=", re.M)
+    found = pattern.search(text)
+    return None if found is None else text.count("\n", 0, found.start()) + 1
+
+
+def _toml_line(error: tomllib.TOMLDecodeError, text: str) -> int | None:
+    found = re.search(r"at line (\d+)", str(error))
+    if found:
+        return int(found.group(1))
+    return text.count("\n") + 1 if "end of document" in str(error) else None
+
+
+def _validation_problems(path: str, text: str, error: ValidationError) -> list[Problem]:
+    problems = []
+    for item in error.errors():
+        location = [str(part) for part in item["loc"]]
+        key = next((part for part in reversed(location) if not part.isdigit()), None)
+        # Errors of the whole model are about the regex and its groups.
+        line = _line_of(text, key or "regex")
+        field = ".".join(location) or "regex"
+        problems.append(Problem(path, line, f"{field}: {item['msg']}"))
+    return problems
+
+
+def parse_file(path: Path, *, display: str | None = None) -> tuple[Signature | None, list[Problem]]:
+    """One signature file: the signature, or the problems that keep it from loading."""
+    shown = display or str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, [Problem(shown, None, f"cannot read: {exc}")]
+    try:
+        data: dict[str, Any] = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return None, [Problem(shown, _toml_line(exc, text), f"not valid TOML: {exc}")]
+    try:
+        return Signature.model_validate(data), []
+    except ValidationError as exc:
+        return None, _validation_problems(shown, text, exc)
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(path for path in folder.glob("*/*.toml") if path.is_file())
+
+
+def _display(path: Path, folder: Path) -> str:
+    try:
+        return f"{folder.name}/{path.relative_to(folder)}"
+    except ValueError:
+        return str(path)
+
+
+def collect(folders: Sequence[Path]) -> tuple[list[Entry], list[Problem]]:
+    """Every signature of ``folders`` and every problem found while loading them."""
+    entries: list[Entry] = []
+    problems: list[Problem] = []
+    for folder in folders:
+        if not folder.is_dir():
+            problems.append(Problem(str(folder), None, "not a signature folder"))
+            continue
+        stray = sorted(p for p in folder.glob("*.toml") if p.is_file())
+        problems += [
+            Problem(_display(p, folder), None, "signature files live in <family>/ folders")
+            for p in stray
+        ]
+        for path in _files(folder):
+            shown = _display(path, folder)
+            signature, found = parse_file(path, display=shown)
+            problems += found
+            if signature is None:
+                continue
+            text = path.read_text(encoding="utf-8")
+            if path.parent.name != signature.family:
+                line = _line_of(text, "family")
+                message = f"family {signature.family!r} is not the folder {path.parent.name!r}"
+                problems.append(Problem(shown, line, message))
+            prefix = FAMILIES[signature.family]
+            if signature.code.split("-")[0] != prefix:
+                message = f"code {signature.code!r} does not start with {prefix}- (its family)"
+                problems.append(Problem(shown, _line_of(text, "code"), message))
+            if path.stem != signature.name:
+                message = f"file is named {path.name!r}; name it {signature.name}.toml"
+                problems.append(Problem(shown, _line_of(text, "name"), message))
+            entries.append(Entry(signature, path))
+    problems += _duplicates(entries)
+    return entries, problems
+
+
+def _duplicates(entries: Iterable[Entry]) -> list[Problem]:
+    problems = []
+    for attribute in ("code", "name"):
+        seen: dict[str, Entry] = {}
+        for entry in entries:
+            value = getattr(entry.signature, attribute)
+            if value in seen:
+                first = seen[value].path
+                text = entry.path.read_text(encoding="utf-8")
+                message = f"{attribute} {value!r} is already used by {first}"
+                problems.append(Problem(str(entry.path), _line_of(text, attribute), message))
+            else:
+                seen[value] = entry
+    return problems
+
+
+def _order(entry: Entry) -> tuple[int, str]:
+    families = list(FAMILIES)
+    return families.index(entry.signature.family), entry.signature.code
+
+
+def load(extra: Sequence[Path] = (), *, builtin: bool = True) -> Catalogue:
+    """The packaged catalogue (unless ``builtin`` is false) plus the ``extra`` folders.
+
+    Raises:
+        SignatureError: any file does not load; the message lists every problem.
+    """
+    folders = ([CATALOGUE_DIR] if builtin else []) + [Path(p) for p in extra]
+    entries, problems = collect(folders)
+    if problems:
+        raise SignatureError(summarize(problems), path=problems[0].path, line=problems[0].line)
+    return Catalogue(tuple(sorted(entries, key=_order)), tuple(folders))
+
+
+def summarize(problems: Sequence[Problem]) -> str:
+    """One message for many problems: the count and the first few, one per line."""
+    shown = "\n".join(f"  {problem}" for problem in problems[:20])
+    more = f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+    return f"{len(problems)} problem(s) in the signature catalogue:\n{shown}{more}"

@@ -1,0 +1,131 @@
+"""Match a catalogue over a whole case and write ``CASE/matches.parquet``.
+
+The backend reads the case's row files itself (a slice, a batch or one SQL query at a time,
+so memory stays bounded by the slice and the matches, not by the case). The matches table
+is :data:`~analyzer.signatures.compile.MATCHES_SCHEMA`, sorted by row_id and signature, and
+the same for every backend; the Parquet file's key-value metadata (``culprit.matches``)
+records how it was made: backend, catalogue digest, signature count, rows scanned, matches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from analyzer import __version__
+from analyzer.case.layout import MATCHES_FILE, ROWS_DIR
+from analyzer.case.store import Case
+from analyzer.errors import CaseError
+from analyzer.signatures.backends import Backend
+from analyzer.signatures.catalog import Catalogue
+from analyzer.signatures.compile import compile_catalogue, empty_matches
+
+MATCHES_FORMAT: Final = "culprit-matches/1"
+#: The key of the Parquet key-value metadata that describes a matches file.
+META_KEY: Final = b"culprit.matches"
+ARROW_SCHEMA: Final = pa.schema(
+    [
+        pa.field("row_id", pa.int64(), nullable=False),
+        pa.field("signature", pa.string(), nullable=False),
+        pa.field("role", pa.string(), nullable=False),
+        pa.field("captures", pa.string(), nullable=False),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """What :func:`match_case` did (``seconds`` is wall time of the matching itself)."""
+
+    case: Path
+    path: Path
+    backend: str
+    catalogue_digest: str
+    signatures: int
+    rows_scanned: int
+    matches: int
+    matched_signatures: int
+    seconds: float
+
+
+def catalogue_digest(catalogue: Catalogue) -> str:
+    """sha256 over the bytes of the catalogue's signature files, in catalogue order (the same
+    as ``cat`` of those files piped to ``sha256sum``)."""
+    digest = hashlib.sha256()
+    for entry in catalogue.entries:
+        digest.update(entry.path.read_bytes())
+    return digest.hexdigest()
+
+
+def row_files(case: Case) -> list[Path]:
+    """The case's canonical row files, in name order."""
+    return sorted((case.path / ROWS_DIR).glob("*.parquet"))
+
+
+def match_case(case: Case, catalogue: Catalogue, backend: Backend) -> MatchResult:
+    """Run ``catalogue`` over every row of ``case`` with ``backend``; write matches.parquet.
+
+    Raises:
+        SignatureError: a regex does not compile in the backend's engine.
+        CaseError: the matches file cannot be written.
+    """
+    files = row_files(case)
+    rows = sum(pq.read_metadata(path).num_rows for path in files)
+    compiled = compile_catalogue(catalogue)
+    started = time.perf_counter()
+    parts = list(backend.match_files(compiled, files))
+    found = pl.concat(parts) if parts else empty_matches()
+    found = found.sort("row_id", "signature")
+    seconds = time.perf_counter() - started
+    meta = {
+        "format": MATCHES_FORMAT,
+        "tool_version": __version__,
+        "backend": backend.name,
+        "catalogue_digest": catalogue_digest(catalogue),
+        "signatures": len(catalogue),
+        "rows_scanned": rows,
+        "matches": found.height,
+    }
+    path = case.path / MATCHES_FILE
+    _write(found, path, meta)
+    return MatchResult(
+        case=case.path,
+        path=path,
+        backend=backend.name,
+        catalogue_digest=meta["catalogue_digest"],
+        signatures=len(catalogue),
+        rows_scanned=rows,
+        matches=found.height,
+        matched_signatures=found["signature"].n_unique(),
+        seconds=seconds,
+    )
+
+
+def _write(found: pl.DataFrame, path: Path, meta: dict[str, Any]) -> None:
+    """Write atomically: a reader never sees half a file, or a file from another run."""
+    table = found.to_arrow().cast(ARROW_SCHEMA)
+    table = table.replace_schema_metadata({META_KEY: json.dumps(meta).encode()})
+    temporary = path.with_name(f".{path.name}.partial")
+    try:
+        pq.write_table(table, temporary, compression="zstd", compression_level=1)
+        temporary.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise CaseError(f"cannot write {path.name}: {exc}", path=str(path.parent)) from None
+
+
+def matches_meta(path: Path) -> dict[str, Any]:
+    """The metadata a matches file was written with (empty if it has none)."""
+    metadata = pq.read_schema(path).metadata or {}
+    raw = metadata.get(META_KEY)
+    return json.loads(raw) if raw else {}

@@ -1,0 +1,76 @@
+"""Loading signature folders: every problem at once, each with its file and line."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from analyzer.errors import SignatureError
+from analyzer.signatures.catalog import collect, load
+from analyzer.signatures.model import FAMILIES
+from tests.signatures.conftest import signature_text
+
+MINIMUM_CATALOGUE = 150
+
+
+def test_the_packaged_catalogue_loads_and_is_complete() -> None:
+    catalogue = load()
+    assert len(catalogue) >= MINIMUM_CATALOGUE
+    codes = [s.code for s in catalogue.signatures]
+    assert len(set(codes)) == len(codes)
+    assert {s.role for s in catalogue.signatures} == {"root", "secondary", "context", "noise"}
+    # every family of the model has signatures
+    assert {s.family for s in catalogue.signatures} == set(FAMILIES)
+
+
+def test_a_valid_extra_folder_loads_after_the_catalogue(folder: Callable[..., Path]) -> None:
+    extra = folder({"coordination/test-widget-failed.toml": signature_text()})
+    catalogue = load([extra], builtin=False)
+    assert [s.code for s in catalogue.signatures] == ["COORD-T-001"]
+    assert catalogue.find("test-widget-failed").signature.groups == ("chip",)
+    with pytest.raises(SignatureError, match="no signature has code or name"):
+        catalogue.find("nothing")
+
+
+def test_every_problem_is_reported_with_file_and_line(folder: Callable[..., Path]) -> None:
+    extra = folder(
+        {
+            "coordination/broken.toml": 'code = "COORD-T-009"\nname = [\n',
+            "coordination/bad-role.toml": signature_text(name="bad-role", number=2).replace(
+                'role = "root"', 'role = "cause"'
+            ),
+            "coordination/wrong-name.toml": signature_text(number=3, name="other-name"),
+            "gke/test-widget-failed.toml": signature_text(number=4),
+            "coordination/test-widget-failed.toml": signature_text(number=4),
+            "stray.toml": signature_text(number=5, name="stray"),
+        }
+    )
+    _, problems = collect([extra])
+    text = "\n".join(str(p) for p in problems)
+    assert "extra/coordination/broken.toml:3: not valid TOML" in text
+    assert "extra/coordination/bad-role.toml:7: role:" in text
+    assert "wrong-name.toml:2: file is named 'wrong-name.toml'; name it other-name.toml" in text
+    assert (
+        "extra/gke/test-widget-failed.toml:4: family 'coordination' is not the folder 'gke'" in text
+    )
+    assert "code 'COORD-T-004' is already used by" in text
+    assert "name 'test-widget-failed' is already used by" in text
+    assert "stray.toml: signature files live in <family>/ folders" in text
+    with pytest.raises(SignatureError, match=r"problem\(s\) in the signature catalogue"):
+        load([extra], builtin=False)
+
+
+def test_a_code_carries_its_family_prefix(folder: Callable[..., Path]) -> None:
+    extra = folder({"gke/test-widget-failed.toml": signature_text(family="gke")})
+    _, problems = collect([extra])
+    assert [p.message for p in problems] == [
+        "code 'COORD-T-001' does not start with GKE- (its family)"
+    ]
+    assert problems[0].line == 1
+
+
+def test_a_missing_folder_is_a_problem(tmp_path: Path) -> None:
+    _, problems = collect([tmp_path / "nowhere"])
+    assert [p.message for p in problems] == ["not a signature folder"]

@@ -1,0 +1,49 @@
+"""Knowledge pages and signatures point at each other, both ways."""
+
+from __future__ import annotations
+
+import re
+
+from analyzer.signatures.catalog import KNOWLEDGE_DIR, load
+from analyzer.signatures.lint import knowledge_pages
+
+MINIMUM_PAGES = 40
+SECTIONS = (
+    "## What happens",
+    "## How it shows in the logs",
+    "## How to verify",
+    "## What to do next",
+    "## Often confused with",
+)
+
+
+def test_pages_and_signatures_agree() -> None:
+    pages, problems = knowledge_pages(KNOWLEDGE_DIR)
+    assert [str(p) for p in problems] == []
+    assert len(pages) >= MINIMUM_PAGES
+    catalogue = load()
+    codes = {s.code for s in catalogue.signatures}
+    for page, meta in pages.items():
+        listed = meta["signatures"]
+        assert isinstance(listed, list) and listed, f"{page} lists no signatures"
+        assert set(listed) <= codes, f"{page} lists unknown signatures {set(listed) - codes}"
+        related = meta.get("related", [])
+        assert isinstance(related, list)
+        assert set(related) <= set(pages), f"{page} relates to unknown pages"
+    for signature in catalogue.signatures:
+        assert signature.knowledge in pages, f"{signature.code}: no page {signature.knowledge}"
+        listed = pages[signature.knowledge]["signatures"]
+        assert isinstance(listed, list)
+        assert signature.code in listed, (
+            f"{signature.code} names page {signature.knowledge}, which does not list it"
+        )
+
+
+def test_every_page_has_the_sections_and_links_resolve() -> None:
+    pages, _ = knowledge_pages(KNOWLEDGE_DIR)
+    for page in pages:
+        text = (KNOWLEDGE_DIR / f"{page}.md").read_text(encoding="utf-8")
+        for section in SECTIONS:
+            assert section in text, f"{page}.md has no '{section}' section"
+        for target in re.findall(r"\]\(([a-z0-9-]+)\.md\)", text):
+            assert target in pages, f"{page}.md links to missing page {target}.md"
