@@ -21,6 +21,7 @@ follows these rules.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Final
 
@@ -38,6 +39,10 @@ MATCHES_SCHEMA: Final = pl.Schema(
         "captures": pl.String,
     }
 )
+
+
+#: A flag group at the very start that turns on case-insensitivity: ``(?i)``, ``(?im)``, ….
+_LEADING_FLAGS: Final = re.compile(r"^\(\?[ms]*i[ims]*\)")
 
 
 @dataclass(frozen=True)
@@ -71,7 +76,7 @@ def compile_signature(signature: Signature) -> Compiled:
         role=signature.role,
         sources=signature.sources,
         anchors=signature.anchors,
-        case_insensitive=signature.regex.startswith("(?i)"),
+        case_insensitive=_LEADING_FLAGS.match(signature.regex) is not None,
         regex=signature.regex,
         groups=signature.groups,
     )

@@ -14,6 +14,7 @@ import polars as pl
 
 from analyzer.signatures.catalog import Entry, Problem
 from analyzer.signatures.compile import CompiledCatalogue, compile_signature
+from analyzer.signatures.dialect import ascii_lower
 
 #: A backend's matching function: (compiled catalogue, rows with row_id/source/message) →
 #: matches table.
@@ -68,10 +69,10 @@ def example_problems(
         positive_at = _table_lines(text, "examples")
         negative_at = _table_lines(text, "counter_examples")
         compiled = compile_signature(signature)
-        anchors = [a.lower() if compiled.case_insensitive else a for a in signature.anchors]
+        anchors = [ascii_lower(a) if compiled.case_insensitive else a for a in signature.anchors]
         for number, example in enumerate(signature.examples):
             line = _line_at(positive_at, number)
-            folded = example.line.lower() if compiled.case_insensitive else example.line
+            folded = ascii_lower(example.line) if compiled.case_insensitive else example.line
             if not any(anchor in folded for anchor in anchors):
                 message = f"example {number + 1} contains none of the anchors"
                 problems.append(Problem(str(entry.path), line, message))
