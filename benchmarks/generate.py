@@ -34,11 +34,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import BENCHMARKS_DIR, MIB, REPO_DIR
+from benchmarks import BENCHMARKS_DIR, MIB
 from benchmarks.environment import git, machine, source_digest
 from benchmarks.measure import BenchmarkError, Run, describe, run_once, timings, tree_files
 from benchmarks.progress import say
-from benchmarks.report import GENERATE, RESULTS_MD, change_note, generate_table, record
+from benchmarks.report import GENERATE, conclude, generate_table
 from fixtures.errors import FixtureError
 from fixtures.options import Options
 from fixtures.scenarios import find
@@ -226,12 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "results": results,
     }
     print(generate_table(results), end="")
-    if changed:
-        note = change_note(report, "fixtures").removeprefix(" Warning:")
-        say("warning:" + (note or " see the report"))
-    if not args.no_record:
-        out = record(report)
-        say(f"wrote {out.relative_to(REPO_DIR)} and {RESULTS_MD.relative_to(REPO_DIR)}")
+    conclude(report, changed=changed, keep=not args.no_record, package="fixtures")
     return 0
 
 

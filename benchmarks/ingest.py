@@ -42,12 +42,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from benchmarks import BENCHMARKS_DIR, MIB, REPO_DIR
+from benchmarks import BENCHMARKS_DIR, MIB
 from benchmarks.environment import git, machine, source_digest
 from benchmarks.inputs import DEFAULT_INPUTS, GENERATORS, INPUT_NAMES
 from benchmarks.measure import BenchmarkError, measure, tree_bytes
 from benchmarks.progress import say
-from benchmarks.report import INGEST, RESULTS_MD, change_note, record, table
+from benchmarks.report import INGEST, conclude, table
 
 #: Peak RSS allowed while ingesting a 2 GB Cloud Logging JSON-lines export.
 RSS_BUDGET_MIB: Final = 1536
@@ -152,11 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "results": results,
     }
     print(table(results), end="")
-    if changed:
-        say("warning:" + (change_note(report).removeprefix(" Warning:") or " see the report"))
-    if not args.no_record:
-        out = record(report)
-        say(f"wrote {out.relative_to(REPO_DIR)} and {RESULTS_MD.relative_to(REPO_DIR)}")
+    conclude(report, changed=changed, keep=not args.no_record)
     return 0
 
 

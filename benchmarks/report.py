@@ -3,14 +3,18 @@
 Every recorded run is written to ``benchmarks/results/<YYYY-MM-DD>-<hostname>.json`` (``-2``,
 ``-3`` … when a run of that day and host is already recorded). A results file's ``kind`` says
 which benchmark wrote it: ``ingest`` (``python -m benchmarks.ingest``; files recorded before
-``kind`` existed have none and are ingest runs) or ``generate``
-(``python -m benchmarks.generate``). The section of that benchmark in
-``benchmarks/RESULTS.md`` is then rebuilt from all recorded runs of its kind:
+``kind`` existed have none and are ingest runs), ``generate``
+(``python -m benchmarks.generate``) or ``match`` (``python -m benchmarks.match``). The section
+of that benchmark in ``benchmarks/RESULTS.md`` is then rebuilt from all recorded runs of its
+kind:
 
 * ingest, between :data:`BEGIN` and :data:`END`: per input, its latest result, with the date
   and commit of the run it came from, so a run of some inputs keeps the others' rows;
 * generate, between :data:`GENERATE_BEGIN` and :data:`GENERATE_END`: per scenario, host
-  count, minutes and rate, the latest result, likewise.
+  count, minutes and rate, the latest result, likewise;
+* match, between :data:`MATCH_BEGIN` and :data:`MATCH_END`: per requested case size and
+  backend or baseline, the latest result, likewise (its ratios are to the baselines of its
+  own run).
 """
 
 from __future__ import annotations
@@ -28,8 +32,11 @@ BEGIN: Final = "<!-- ingest:begin -->"
 END: Final = "<!-- ingest:end -->"
 GENERATE_BEGIN: Final = "<!-- generate:begin -->"
 GENERATE_END: Final = "<!-- generate:end -->"
+MATCH_BEGIN: Final = "<!-- match:begin -->"
+MATCH_END: Final = "<!-- match:end -->"
 INGEST: Final = "ingest"
 GENERATE: Final = "generate"
+MATCH: Final = "match"
 #: One recorded result: the report (results file) it comes from, the result, the file name.
 Entry = tuple[dict[str, Any], dict[str, Any], str]
 
@@ -98,6 +105,24 @@ def _commit(report: dict[str, Any], package: str = "analyzer") -> str:
     return text + ("+" if m.get(f"{package}_modified_vs_commit") else "")
 
 
+def _run_line(
+    letter: str, file: str, report: dict[str, Any], tools: str, how: str, package: str = "analyzer"
+) -> str:
+    """The line that says where run ``letter`` was measured: machine, ``tools`` (versions),
+    commit and source digest of ``package``, and the command, ``how`` it ran."""
+    m = report["machine"]
+    modified = m.get(f"{package}_modified_vs_commit")
+    return (
+        f"* ({letter}) `benchmarks/results/{file}`: measured {report['date']} on "
+        f"`{m['hostname']}`: {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, "
+        f"{m['os']}; Python {m['python']}, {tools}; commit `{_short(m['git_commit'])}`"
+        + (f" with uncommitted changes to `{package}/`" if modified else "")
+        + f" (sha256 of the `{package}/` sources `{report[f'{package}_sha256'][:12]}`)"
+        + f". Command (from the repository root): `{report['command']}` ({how})."
+        + change_note(report, package)
+    )
+
+
 def latest_results(directory: Path) -> list[Entry]:
     """Per input, the latest recorded ingest result: ``(report, result, file name)``.
 
@@ -138,22 +163,15 @@ def markdown_section(entries: list[Entry]) -> str:
         m = report["machine"]
         v = m["versions"]
         names = ", ".join(r["input"] for r in report["results"])
-        lines.append(
-            f"* ({_letter(index)}) `benchmarks/results/{file}`: measured {report['date']} "
-            f"on `{m['hostname']}`: {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, "
-            f"{m['os']}; Python {m['python']}, culprit {v['culprit']}, polars {v['polars']}, "
-            f"pyarrow {v['pyarrow']}, duckdb {v['duckdb']}, numpy {v['numpy']}; commit "
-            f"`{_short(m['git_commit'])}`"
-            + (
-                " with uncommitted changes to `analyzer/`"
-                if m["analyzer_modified_vs_commit"]
-                else ""
-            )
-            + f" (sha256 of the `analyzer/` sources `{report['analyzer_sha256'][:12]}`)"
-            + f". Command (from the repository root): `{report['command']}` ({names}; "
-            f"{report['runs']} run(s) per input, each `culprit ingest FILE -o CASE --force "
-            "--quiet` in a fresh child process)." + change_note(report)
+        tools = (
+            f"culprit {v['culprit']}, polars {v['polars']}, pyarrow {v['pyarrow']}, "
+            f"duckdb {v['duckdb']}, numpy {v['numpy']}"
         )
+        how = (
+            f"{names}; {report['runs']} run(s) per input, each `culprit ingest FILE -o CASE "
+            "--force --quiet` in a fresh child process"
+        )
+        lines.append(_run_line(_letter(index), file, report, tools, how))
     lines.append("")
     for _, r, _ in entries:
         c = r["counts"]
@@ -236,24 +254,14 @@ def generate_section(entries: list[Entry]) -> str:
     ]
     for index, file in enumerate(files):
         report = runs[file]
-        m = report["machine"]
-        v = m["versions"]
-        lines.append(
-            f"* ({_letter(index)}) `benchmarks/results/{file}`: measured {report['date']} on "
-            f"`{m['hostname']}`: {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, "
-            f"{m['os']}; Python {m['python']}, polars {v['polars']}, numpy {v['numpy']}; "
-            f"commit `{_short(m['git_commit'])}`"
-            + (
-                " with uncommitted changes to `fixtures/`"
-                if m.get("fixtures_modified_vs_commit")
-                else ""
-            )
-            + f" (sha256 of the `fixtures/` sources `{report['fixtures_sha256'][:12]}`)"
-            + f". Command (from the repository root): `{report['command']}` ({report['runs']} "
-            "run(s) per host count, each `python -m fixtures generate SCENARIO -o OUT --hosts N "
-            "--seed S --minutes M --rate R --force` in a fresh child process)."
-            + change_note(report, "fixtures")
+        v = report["machine"]["versions"]
+        tools = f"polars {v['polars']}, numpy {v['numpy']}"
+        how = (
+            f"{report['runs']} run(s) per host count, each `python -m fixtures generate "
+            "SCENARIO -o OUT --hosts N --seed S --minutes M --rate R --force` in a fresh child "
+            "process"
         )
+        lines.append(_run_line(_letter(index), file, report, tools, how, "fixtures"))
     lines.append("")
     for _, r, _ in entries:
         lines.append(
@@ -267,6 +275,161 @@ def generate_section(entries: list[Entry]) -> str:
             + "."
         )
     lines.append(GENERATE_END)
+    return "\n".join(lines) + "\n"
+
+
+def _figure(value: float | None, digits: int = 0, suffix: str = "") -> str:
+    """A number for a table cell (``–`` when missing)."""
+    return "–" if value is None else f"{value:,.{digits}f}{suffix}"
+
+
+def _ratio(value: float | None) -> str:
+    """A throughput ratio for a table cell: ``12.3×``, ``0.41×``, ``–``."""
+    if value is None:
+        return "–"
+    if value < 0.1:
+        return f"{value:.2g}×"
+    return f"{value:,.{2 if value < 10 else 1}f}×"
+
+
+def match_table(results: list[dict[str, Any]], measured: list[str] | None = None) -> str:
+    """The matching results table; ``measured`` adds a column saying when each row was
+    measured."""
+    extra = measured is not None
+    head = (
+        "| backend / baseline | "
+        + ("measured | " if extra else "")
+        + "rows | signatures / patterns | wall s, median (min–max) | rows/s | MiB/s "
+        "| peak RSS MiB | × Python loop | × grep |\n"
+        + "|---|"
+        + ("---|" if extra else "")
+        + "--:|--:|--:|--:|--:|--:|--:|--:|\n"
+    )
+    body = ""
+    for i, r in enumerate(results):
+        when = f"{measured[i]} | " if measured is not None else ""
+        if r.get("status") == "not installed":
+            body += f"| {r['label']} | {when}– | – | not installed | – | – | – | – | – |\n"
+            continue
+        wall = f"{r['median_s']:,.1f} ({r['min_s']:,.1f}–{r['max_s']:,.1f})"
+        if r.get("extrapolated_from"):
+            wall = f"{r['median_s']:,.0f}, extrapolated ({r['min_s']:,.0f}–{r['max_s']:,.0f})"
+        rss = None if r.get("extrapolated_from") else r.get("peak_rss_mib")
+        body += (
+            f"| {r['label']} | {when}{r['rows']:,} | {r['patterns']:,} | {wall} "
+            f"| {r['rows_per_s']:,.0f} | {r['mib_per_s']:,.1f} | {_figure(rss)} "
+            f"| {_ratio(r.get('vs_python_loop'))} | {_ratio(r.get('vs_grep'))} |\n"
+        )
+    return head + body
+
+
+def _match_key(report: dict[str, Any], result: dict[str, Any]) -> tuple[int, str]:
+    """What a matching row stands for: the requested case size and the backend or baseline."""
+    return (int(report.get("rows_requested", result.get("rows", 0))), str(result["name"]))
+
+
+def latest_match_results(directory: Path) -> list[Entry]:
+    """Per requested case size and backend or baseline, the latest recorded matching result:
+    ``(report, result, file name)``, larger cases first, then backends in their run order and
+    the baselines after them (reports ordered as by :func:`latest_results`)."""
+    latest: dict[tuple[int, str], Entry] = {}
+    for _, report, file in _reports(directory, MATCH):
+        for result in report.get("results", []):
+            latest[_match_key(report, result)] = (report, result, file)
+
+    def order(key: tuple[int, str]) -> tuple[int, int, int, str]:
+        result = latest[key][1]
+        baseline = result.get("kind") == "baseline"
+        return (-key[0], baseline, int(result.get("order", 0)), key[1])
+
+    return [latest[key] for key in sorted(latest, key=order)]
+
+
+def _target_lines(report: dict[str, Any]) -> list[str]:
+    """The acceptance targets of a run, met or not, as list items."""
+    targets = report.get("targets")
+    if not targets:
+        return []
+    lines = []
+    for check in targets["checks"]:
+        verdict = "met" if check["met"] else "**not met**"
+        lines.append(f"  * {check['text']}: {check['value']} — {verdict}.")
+    return lines
+
+
+def match_section(entries: list[Entry]) -> str:
+    """The text between the match markers: the latest result of every backend and baseline
+    per case size, the runs they come from and per-row details."""
+    if not entries:
+        return f"{MATCH_BEGIN}\nNo matching run recorded yet.\n{MATCH_END}\n"
+    files = list(dict.fromkeys(file for _, _, file in entries))
+    runs = {file: report for report, _, file in entries}
+    lines = [
+        MATCH_BEGIN,
+        "Each row is the latest recorded measurement of its backend or baseline on a case of "
+        "its size; the *measured* column gives that run's date and commit (`+`: with "
+        "uncommitted changes to `analyzer/`) and the run it came from (below). The ratios are "
+        "rows/s over the rows/s of the Python loop and of `grep -E` measured in the same run. "
+        "MiB/s = message text (UTF-8 bytes of the `message` column) / median wall time.",
+        "",
+        match_table(
+            [result for _, result, _ in entries],
+            [
+                f"{report['date']}, {_commit(report)} ({_letter(files.index(file))})"
+                for report, _, file in entries
+            ],
+        ).rstrip("\n"),
+        "",
+    ]
+    for index, file in enumerate(files):
+        report = runs[file]
+        m = report["machine"]
+        v = m["versions"]
+        case = report["case"]
+        cat = report["catalogue"]
+        left_out = cat["left_out"]
+        tools = (
+            f"culprit {v['culprit']}, polars {v['polars']}, pyarrow {v['pyarrow']}, "
+            f"duckdb {v['duckdb']}; {report['grep_version']}"
+        )
+        how = f"{report['runs']} run(s) of each"
+        lines.append(_run_line(_letter(index), file, report, tools, how))
+        lines.append(
+            f"  * Case: {case['scenario']}, {case['hosts']:,} hosts × {case['minutes']:g} min, "
+            f"rate {case['rate']:g}, seed {case['seed']} (fixtures `{case['fixtures_sha256']}`"
+            f"), ingested by culprit {case['culprit_version']}: {case['rows']:,} rows, "
+            f"{case['message_bytes']:,} bytes of message text "
+            f"({case['message_bytes'] / (1 << 20):,.0f} MiB, {case['multiline_messages']:,} "
+            "messages with a newline)."
+        )
+        lines.append(
+            f"  * Catalogue: {cat['signatures']:,} signatures (catalogue sha256 "
+            f"`{cat['digest'][:12]}`); {len(cat['patterns_ere']):,} translated to POSIX ERE "
+            "for grep"
+            + (
+                "; left out: " + "; ".join(f"`{code}` ({why})" for code, why in left_out) + "."
+                if left_out
+                else ", none left out."
+            )
+        )
+        lines.extend(_target_lines(report))
+    lines.append("")
+    for report, r, _ in entries:
+        if r.get("status") == "not installed":
+            lines.append(f"* {r['label']}: not installed on the machine (`{r['program']}`).")
+            continue
+        walls = ", ".join(f"{run['seconds']:,.1f} s" for run in r["runs"])
+        cpu = ", ".join(f"{run['user_s'] + run['system_s']:,.1f} s" for run in r["runs"])
+        load = ", ".join(
+            f"{run['load_before']:.1f} -> {run['load_after']:.1f}" for run in r["runs"]
+        )
+        note = f" {r['note']}" if r.get("note") else ""
+        lines.append(
+            f"* {r['label']}, {report['date']}, {r['rows']:,} rows: `{r['command']}`.{note} "
+            f"Wall per run {walls}; CPU per run {cpu}; peak RSS {r['peak_rss_mib']:,.0f} MiB; "
+            f"1-minute load average before -> after each run {load}."
+        )
+    lines.append(MATCH_END)
     return "\n".join(lines) + "\n"
 
 
@@ -321,6 +484,24 @@ def record(report: dict[str, Any]) -> Path:
     if kind(report) == GENERATE:
         section = generate_section(latest_generate_results(out.parent))
         update_results_md(section, GENERATE_BEGIN, GENERATE_END)
+    elif kind(report) == MATCH:
+        update_results_md(match_section(latest_match_results(out.parent)), MATCH_BEGIN, MATCH_END)
     else:
         update_results_md(markdown_section(latest_results(out.parent)))
     return out
+
+
+def conclude(
+    report: dict[str, Any], *, changed: bool, keep: bool, package: str = "analyzer"
+) -> None:
+    """Warn when the sources changed under the run; record the report unless ``keep`` is
+    false (``--no-record``)."""
+    from benchmarks import REPO_DIR
+    from benchmarks.progress import say
+
+    if changed:
+        note = change_note(report, package).removeprefix(" Warning:")
+        say("warning:" + (note or " see the report"))
+    if keep:
+        out = record(report)
+        say(f"wrote {out.relative_to(REPO_DIR)} and {RESULTS_MD.relative_to(REPO_DIR)}")

@@ -1,0 +1,90 @@
+"""The plain-Python baseline of the matching benchmark: every regex on every line.
+
+``python -m benchmarks.pyloop LINES OUT.json`` compiles every catalogue regex as the python
+backend does (:func:`~analyzer.signatures.dialect.translate` for Python, the ``regex`` package
+with its ASCII flag), reads ``LINES`` (a text file, one message per line) and applies every
+pattern's ``.search`` to every line: no anchor prefilter, no source filter, no captures, no
+output but counts. It writes to ``OUT.json`` the number of lines and patterns, the seconds
+spent compiling and in the loop (``perf_counter``; start-up, imports and reading the file are
+outside the loop), and how many (line, pattern) pairs and lines matched.
+
+``python -m benchmarks.match`` runs it in a child process on an evenly spread sample of the
+case's messages and extrapolates the loop time to the whole case.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from analyzer.signatures.backends.python import FLAGS
+from analyzer.signatures.catalog import load
+from analyzer.signatures.compile import compile_catalogue
+from analyzer.signatures.dialect import translate
+
+
+def compile_patterns() -> tuple[list[regex.Pattern[str]], list[str]]:
+    """Every catalogue regex compiled for the loop, and the codes of those that do not
+    compile (left out)."""
+    patterns: list[regex.Pattern[str]] = []
+    failed: list[str] = []
+    for signature in compile_catalogue(load()).signatures:
+        try:
+            patterns.append(regex.compile(translate(signature.regex, "python"), FLAGS))
+        except (ValueError, regex.error):
+            failed.append(signature.code)
+    return patterns, failed
+
+
+def loop(patterns: Sequence[regex.Pattern[str]], lines: Sequence[str]) -> tuple[int, int]:
+    """Every pattern's ``search`` on every line: (matching pairs, matching lines)."""
+    pairs = matched_lines = 0
+    for line in lines:
+        hits = 0
+        for pattern in patterns:
+            if pattern.search(line) is not None:
+                hits += 1
+        pairs += hits
+        matched_lines += hits > 0
+    return pairs, matched_lines
+
+
+def run(lines_path: Path) -> dict[str, Any]:
+    """Compile, read ``lines_path`` and loop; the figures written to the output file."""
+    started = time.perf_counter()
+    patterns, failed = compile_patterns()
+    compile_s = time.perf_counter() - started
+    lines = lines_path.read_text(encoding="utf-8", errors="replace").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    started = time.perf_counter()
+    pairs, matched = loop(patterns, lines)
+    loop_s = time.perf_counter() - started
+    return {
+        "lines": len(lines),
+        "patterns": len(patterns),
+        "not_compiled": failed,
+        "compile_s": compile_s,
+        "loop_s": loop_s,
+        "matching_pairs": pairs,
+        "matching_lines": matched,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if len(args) != 2:
+        print("usage: python -m benchmarks.pyloop LINES OUT.json", file=sys.stderr)
+        return 2
+    Path(args[1]).write_text(json.dumps(run(Path(args[0]))) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,368 @@
+"""The matching benchmark's logic: the ERE translation of signature regexes (checked against
+grep and the python backend on the catalogue's own examples), the case plan, ratios and
+targets, and the match section of RESULTS.md. Nothing is timed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import regex
+
+from analyzer.signatures.backends.python import FLAGS
+from analyzer.signatures.catalog import load
+from analyzer.signatures.dialect import translate as dialect_translate
+from benchmarks import report
+from benchmarks.ere import Untranslatable, bracket, translate, translate_all
+from benchmarks.match import add_ratios, link_case, targets
+from benchmarks.matchcase import MARGIN, export_messages, parse_rows, plan
+from fixtures.options import MAX_HOSTS, MIN_HOSTS
+
+GREP = shutil.which("grep")
+needs_grep = pytest.mark.skipif(GREP is None, reason="grep is not installed")
+
+
+def grep_lines(pattern: str, lines: list[str]) -> set[int]:
+    """The 0-based indexes of ``lines`` that ``grep -E`` (C locale) finds ``pattern`` in."""
+    assert GREP is not None
+    done = subprocess.run(
+        [GREP, "-E", "-n", "-e", pattern],
+        input="".join(f"{line}\n" for line in lines).encode(),
+        capture_output=True,
+        env={**os.environ, "LC_ALL": "C"},
+        check=False,
+    )
+    assert done.returncode <= 1 and not done.stderr, (pattern, done.stderr)
+    return {int(line.split(b":", 1)[0]) - 1 for line in done.stdout.splitlines()}
+
+
+@pytest.mark.parametrize(
+    ("pattern", "ere"),
+    [
+        (r"(?P<task>/job:\w+)\s\d+", r"(/job:[[:alnum:]_]+)[[:space:]][0-9]+"),
+        (r"a(?:b|c)(d)", "a(b|c)(d)"),
+        (r"x\S+?y\D\W", "x[^\t\f\r ]+y[^0-9][^0-9A-Z_a-z]"),
+        (r"Barrier timed out\. Id: [^\n]*", r"Barrier timed out\. Id: .*"),
+        (r"[^,\s\[]+", "[^\t\f\r ,[]+"),
+        (r"[\s\S]*?end", ".*end"),
+        (r"[\]\-^a]", "[]a^-]"),
+        (r"[\^]", r"\^"),
+        (r"[\^\-]", "[-^]"),
+        (r"(?i)abc[x-z]", "[Aa][Bb][Cc][X-Zx-z]"),
+        (r"a(?i:b)c", "a([Bb])c"),
+        (r"\bOOM\b", r"\bOOM\b"),
+        (r"\d{10,20}x{2}", "[0-9]{10,20}x{2}"),
+        (r"a{b}", r"a\{b\}"),
+        (r"\"quoted\" \/ \: \- \.", r'"quoted" / : - \.'),
+        (r"(?m)^SystemExit: (?P<s>[^\n]*)", "^SystemExit: (.*)"),
+        (r"^Traceback:\n(?s:.*\n)?(?P<t>\w+)$", r"^Traceback: (.* )?([[:alnum:]_]+)$"),
+        ("tab\\there", "tab\there"),
+        (r"\x41\x2e", r"A\."),
+    ],
+)
+def test_translation(pattern: str, ere: str) -> None:
+    assert translate(pattern) == ere
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [r"(a)\1", r"(?=x)y", r"(?<!x)y", r"\p{L}", "[é]", "a*+", "a(?i)b", r"\Z", "(a", "a)", "[ab"],
+)
+def test_untranslatable(pattern: str) -> None:
+    with pytest.raises(Untranslatable):
+        translate(pattern)
+
+
+def test_bracket_puts_the_specials_where_they_are_literal() -> None:
+    assert bracket(frozenset(map(ord, "]^-[ab"))) == "[]ab[^-]"
+    assert bracket(frozenset(map(ord, "^-"))) == "[-^]"
+    assert bracket(frozenset(map(ord, "^"))) == "\\^"
+    assert bracket(frozenset(map(ord, "^")), negated=True) == "[^^]"
+    assert bracket(frozenset(map(ord, "abcdxy"))) == "[a-dxy]"
+
+
+def test_translate_all_lists_what_is_left_out() -> None:
+    done = translate_all([("A-1", r"\d+"), ("B-2", r"(a)\1"), ("C-3", "[é]")], grep=None)
+    assert done.patterns == (("A-1", "[0-9]+"),)
+    assert [code for code, _ in done.left_out] == ["B-2", "C-3"]
+    assert "back" in done.left_out[0][1] or "escape" in done.left_out[0][1]
+
+
+@needs_grep
+def test_grep_reads_the_whole_translated_catalogue(tmp_path: Path) -> None:
+    """Every catalogue regex translates, and grep takes the patterns file without a word."""
+    assert GREP is not None
+    catalogue = load()
+    done = translate_all([(s.code, s.regex) for s in catalogue.signatures], grep=None)
+    assert not done.left_out
+    patterns = tmp_path / "patterns.ere"
+    patterns.write_text("".join(f"{ere}\n" for _, ere in done.patterns))
+    checked = subprocess.run(
+        [GREP, "-E", "-c", "-f", str(patterns), "/dev/null"],
+        capture_output=True,
+        env={**os.environ, "LC_ALL": "C"},
+        check=False,
+    )
+    assert checked.returncode == 1 and checked.stderr == b""
+
+
+@needs_grep
+def test_grep_agrees_with_the_python_backend_on_the_examples() -> None:
+    """On every one-line example and counter-example of the catalogue, the ERE translation
+    under grep matches exactly where the signature's regex (as the python backend compiles
+    it) does, for the regexes without a newline or ``(?m)`` (whose ERE is looser by design)."""
+    lines: list[str] = []
+    cases: list[tuple[str, str, list[int]]] = []
+    for signature in load().signatures:
+        texts = [e.line for e in signature.examples] + [c.line for c in signature.counter_examples]
+        texts = [t for t in texts if "\n" not in t]
+        if "\\n" in signature.regex or "(?m)" in signature.regex or not texts:
+            continue
+        first = len(lines)
+        lines += texts
+        cases.append((signature.code, signature.regex, list(range(first, len(lines)))))
+    assert len(cases) > 100
+    for code, pattern, indexes in cases:
+        compiled = regex.compile(dialect_translate(pattern, "python"), FLAGS)
+        expected = {i for i in indexes if compiled.search(lines[i])}
+        got = grep_lines(translate(pattern), [lines[i] for i in indexes])
+        assert {indexes[i] for i in got} == expected, code
+
+
+def test_parse_rows() -> None:
+    assert parse_rows("10M") == 10_000_000
+    assert parse_rows("1m") == 1_000_000
+    assert parse_rows("500k") == 500_000
+    assert parse_rows("2.5M") == 2_500_000
+    assert parse_rows("1,000") == 1_000
+    for bad in ("", "M", "ten", "0", "-5"):
+        with pytest.raises(ValueError, match="row count"):
+            parse_rows(bad)
+
+
+def test_plan_reaches_the_rows() -> None:
+    per_host_hour = 2520.8
+    chosen = plan(10_000_000, per_host_hour)
+    assert chosen.hosts % 4 == 0 and chosen.minutes == 60
+    assert chosen.hosts * per_host_hour >= 10_000_000 * (1 + MARGIN)
+    assert (chosen.hosts - 4) * per_host_hour < 10_000_000 * (1 + MARGIN)
+    # Past the largest cluster: more minutes; below the smallest: fewer.
+    big = plan(20_000_000, per_host_hour)
+    assert big.hosts == MAX_HOSTS and big.minutes > 60
+    assert big.hosts * per_host_hour * big.minutes / 60 >= 20_000_000
+    small = plan(1_000, per_host_hour)
+    assert small.hosts == MIN_HOSTS and 2 <= small.minutes < 60
+    name = chosen.name("abc", "0.1.0")
+    assert name == f"host-crash-heartbeat-{chosen.hosts}h-60m-r60-seed0-fxabc-culprit0.1.0"
+
+
+def test_export_folds_newlines_and_counts_bytes(tmp_path: Path) -> None:
+    import polars as pl
+
+    rows = tmp_path / "rows"
+    rows.mkdir()
+    pl.DataFrame({"message": ["one", "two\nlines", None]}).write_parquet(rows / "part-0.parquet")
+    pl.DataFrame({"message": ["héllo"]}).write_parquet(rows / "part-1.parquet")
+    out = tmp_path / "messages.txt"
+    counts = export_messages(rows, out)
+    assert out.read_text(encoding="utf-8") == "one\ntwo lines\n\nhéllo\n"
+    assert counts == {
+        "rows": 4,
+        "message_bytes": 3 + 9 + 6,
+        "multiline_messages": 1,
+        "null_messages": 1,
+    }
+
+
+def test_working_copy_links_the_row_files(tmp_path: Path) -> None:
+    cached = tmp_path / "cached"
+    (cached / "rows").mkdir(parents=True)
+    (cached / "case.json").write_text("{}")
+    (cached / "rows" / "part-0.parquet").write_bytes(b"rows")
+    link_case(cached, tmp_path / "copy")
+    copied = tmp_path / "copy"
+    assert (copied / "rows" / "part-0.parquet").stat().st_ino == (
+        cached / "rows" / "part-0.parquet"
+    ).stat().st_ino
+    assert (copied / "case.json").stat().st_ino != (cached / "case.json").stat().st_ino
+    # A file renamed into place (as culprit match writes) leaves the cache alone.
+    (copied / ".matches.partial").write_text("m")
+    (copied / ".matches.partial").replace(copied / "matches.parquet")
+    assert not (cached / "matches.parquet").exists()
+
+
+# -- ratios, targets and the RESULTS.md section ------------------------------------------------
+
+RUN: dict[str, Any] = {
+    "seconds": 2.0,
+    "peak_rss_mib": 100.0,
+    "user_s": 1.5,
+    "system_s": 0.5,
+    "load_before": 1.0,
+    "load_after": 1.1,
+}
+
+
+def result(name: str, kind: str, rows_per_s: float, rows: int = 10_000_000) -> dict[str, Any]:
+    seconds = rows / rows_per_s
+    return {
+        "name": name,
+        "label": f"{name} label",
+        "kind": kind,
+        "order": 0,
+        "command": f"{name} command",
+        "rows": rows,
+        "patterns": 265,
+        "median_s": seconds,
+        "min_s": seconds,
+        "max_s": seconds,
+        "mib_per_s": 700 / seconds,
+        "peak_rss_mib": 1000.0,
+        "runs": [RUN],
+        "rows_per_s": rows_per_s,
+    }
+
+
+def sample_results(polars_rate: float = 2e6) -> list[dict[str, Any]]:
+    loop = {**result("python-loop", "baseline", 10_000), "extrapolated_from": 100_000}
+    rg = {"name": "rg", "label": "rg label", "kind": "baseline", "order": 1}
+    rg |= {"status": "not installed", "program": "rg", "rows": 10_000_000}
+    results = [
+        result("polars", "backend", polars_rate),
+        {**result("duckdb", "backend", 5e5), "order": 1},
+        result("grep", "baseline", 1e6),
+        rg,
+        {**loop, "order": 2},
+    ]
+    add_ratios(results)
+    return results
+
+
+def test_ratios_and_targets() -> None:
+    results = sample_results()
+    assert results[0]["vs_python_loop"] == pytest.approx(200)
+    assert results[0]["vs_grep"] == pytest.approx(2)
+    assert results[1]["vs_grep"] == pytest.approx(0.5)
+    assert results[3].get("vs_grep") is None
+    met = targets(results, 10_000_000)
+    assert met is not None and met["all_met"]
+    slow = targets(sample_results(polars_rate=4e5), 10_000_000)
+    assert slow is not None
+    assert [check["met"] for check in slow["checks"]] == [False, False, True]
+    small = targets(sample_results(), 1_000_000)
+    assert small is not None and not small["checks"][2]["met"]
+    assert targets(results[1:], 10_000_000) is None
+
+
+def match_report(when: str, rows: int, results: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "kind": report.MATCH,
+        "date": when[:10],
+        "recorded_at": when,
+        "command": "python -m benchmarks.match",
+        "runs": 1,
+        "rows_requested": rows,
+        "case": {
+            "scenario": "host-crash-heartbeat",
+            "hosts": 4008,
+            "minutes": 60.0,
+            "rate": 60.0,
+            "seed": 0,
+            "fixtures_sha256": "f" * 12,
+            "culprit_version": "0.1.0",
+            "rows": rows,
+            "message_bytes": 700 << 20,
+            "multiline_messages": 0,
+        },
+        "catalogue": {
+            "signatures": 265,
+            "digest": "c" * 64,
+            "patterns_ere": [],
+            "left_out": [["X-1", "back-reference"]],
+        },
+        "grep_version": "grep (GNU grep) 3.8",
+        "machine": {
+            "hostname": "box",
+            "cpu": "CPU",
+            "cores": 2,
+            "ram_gib": 8.0,
+            "os": "Linux",
+            "python": "3.11.7",
+            "versions": {"culprit": "0.1.0", "polars": "2.1.0", "pyarrow": "26", "duckdb": "2"},
+            "git_commit": "0123456789abcdef",
+            "analyzer_modified_vs_commit": True,
+        },
+        "analyzer_sha256": "a" * 64,
+        "analyzer_changed_during_run": False,
+        "analyzer_sha256_after": "a" * 64,
+        "git_commit_after": "0123456789abcdef",
+        "targets": targets(results, rows),
+        "results": results,
+    }
+
+
+@pytest.fixture
+def results_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    directory = tmp_path / "results"
+    directory.mkdir()
+    monkeypatch.setattr(report, "RESULTS_DIR", directory)
+    monkeypatch.setattr(report, "RESULTS_MD", tmp_path / "RESULTS.md")
+    return directory
+
+
+def test_match_section_rows_and_runs(results_dir: Path) -> None:
+    older = match_report("2026-11-01T10:00:00+00:00", 10_000_000, sample_results())
+    newer_polars = [result("polars", "backend", 3e6)]
+    add_ratios(newer_polars)  # no baselines in this run: no ratios
+    newer = match_report("2026-11-02T10:00:00+00:00", 10_000_000, newer_polars)
+    (results_dir / "b.json").write_text(json.dumps(older))
+    (results_dir / "a.json").write_text(json.dumps(newer))
+
+    entries = report.latest_match_results(results_dir)
+    section = report.match_section(entries)
+
+    assert [(r["name"], file) for _, r, file in entries] == [
+        ("polars", "a.json"),
+        ("duckdb", "b.json"),
+        ("grep", "b.json"),
+        ("rg", "b.json"),
+        ("python-loop", "b.json"),
+    ]
+    assert section.startswith(report.MATCH_BEGIN) and section.endswith(report.MATCH_END + "\n")
+    rows = [line for line in section.splitlines() if line.startswith("| ")][1:]
+    assert rows[0] == (
+        "| polars label | 2026-11-02, `0123456789ab`+ (A) | 10,000,000 | 265 | 3.3 (3.3–3.3) "
+        "| 3,000,000 | 210.0 | 1,000 | – | – |"
+    )
+    assert rows[1].endswith("| 50.0× | 0.50× |")
+    assert "| rg label | 2026-11-01, `0123456789ab`+ (B) | – | – | not installed |" in rows[3]
+    assert "1,000, extrapolated (1,000–1,000)" in rows[4] and "| – | 1.00× | 0.01× |" in rows[4]
+    assert "* (A) `benchmarks/results/a.json`" in section
+    assert "* (B) `benchmarks/results/b.json`" in section
+    assert "left out: `X-1` (back-reference)" in section
+    assert "polars at least 50× the Python loop: 200.0× — met." in section
+    assert "* rg label: not installed" in section
+
+
+def test_recording_a_match_run_keeps_the_other_sections(results_dir: Path) -> None:
+    before = (
+        "# Benchmark results\n\n<!-- ingest:begin -->\ningest\n<!-- ingest:end -->\n\n"
+        "## Matching\n\nProse.\n\n"
+        + report.MATCH_BEGIN
+        + "\nold\n"
+        + report.MATCH_END
+        + "\n\n## Generation\n\n<!-- generate:begin -->\ngen\n<!-- generate:end -->\n"
+    )
+    report.RESULTS_MD.write_text(before)
+    report.record(match_report("2026-11-02T10:00:00+00:00", 10_000_000, sample_results()))
+    after = report.RESULTS_MD.read_text()
+    head, _, rest = after.partition(report.MATCH_BEGIN)
+    _, _, tail = rest.partition(report.MATCH_END)
+    assert head == before.partition(report.MATCH_BEGIN)[0]
+    assert tail == before.partition(report.MATCH_END)[2]
+    assert "| polars label |" in rest and "old" not in rest
