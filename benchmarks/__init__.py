@@ -1,4 +1,5 @@
-"""Benchmarks for culprit (``python -m benchmarks.ingest``); see ``benchmarks/RESULTS.md``."""
+"""Benchmarks for culprit (``python -m benchmarks.ingest``, ``benchmarks.generate``,
+``benchmarks.match``); see ``benchmarks/RESULTS.md``."""
 
 from __future__ import annotations
 
