@@ -41,7 +41,7 @@ _state: dict[str, bool] = {"debug": False}
 def _console(stderr: bool = False) -> Console:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
 def _fail(message: str, code: int = EXIT_ERROR) -> NoReturn:
