@@ -49,24 +49,32 @@ def _compiled(pattern: str) -> regex.Pattern[str]:
     return regex.compile(translate(pattern, "python"), FLAGS)
 
 
-def _has_anchor(signature: Compiled, message: str) -> bool:
+def _anchors(signature: Compiled) -> tuple[str, ...]:
+    """The anchors as a message is searched for them: ASCII-lower-cased for a
+    case-insensitive signature."""
     if signature.case_insensitive:
-        folded = ascii_lower(message)
-        return any(ascii_lower(anchor) in folded for anchor in signature.anchors)
-    return any(anchor in message for anchor in signature.anchors)
+        return tuple(ascii_lower(anchor) for anchor in signature.anchors)
+    return signature.anchors
 
 
 def match_messages(
     catalogue: CompiledCatalogue, rows: Iterable[tuple[int, str, str | None]]
 ) -> pl.DataFrame:
     """Matches of ``rows`` (row_id, source, message) as a matches table."""
-    patterns = [(signature, _compiled(signature.regex)) for signature in catalogue.signatures]
+    patterns = [
+        (signature, _anchors(signature), _compiled(signature.regex))
+        for signature in catalogue.signatures
+    ]
     found: list[tuple[int, str, str, str]] = []
     for row_id, source, message in rows:
         if message is None:
             continue
-        for signature, pattern in patterns:
-            if source not in signature.sources or not _has_anchor(signature, message):
+        folded = ascii_lower(message)
+        for signature, anchors, pattern in patterns:
+            if source not in signature.sources:
+                continue
+            searched = folded if signature.case_insensitive else message
+            if not any(anchor in searched for anchor in anchors):
                 continue
             hit = pattern.search(message)
             if hit is None:
