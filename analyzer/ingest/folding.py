@@ -8,6 +8,18 @@ Rules (formats.md §5.3), decided per line with polars expressions over a whole 
   ``*** Begin/End stack trace ***``, closes a traceback (``XlaRuntimeError: …`` after a
   frame), is a ``Traceback (most recent call last):`` right after an error-level line or a
   chain marker, or follows a prefixed line ending in ``:``;
+* coordination-service statuses (failure-modes.md §1.3) continue on bare lines: a JAX task
+  name (``/job:jax_worker/replica:0/task:3``) continues the record before it when the
+  previous line is a task name or belongs to a record with a line ending in ``:`` (``The
+  following tasks are unhealthy …:``, ``Example stragglers:``, ``Some timed out task
+  names:``); ``The tasks have crashed. Check the task logs …`` continues after a task name;
+  ``# of tasks that reached the barrier: …`` continues after a ``Barrier timed out. Id: …``
+  line and ``The first task at the barrier: …`` after it;
+* gRPC details of a coordination error: ``Additional GRPC error information from remote
+  target …`` continues an error-level line, and a line starting ``:`` (``:UNKNOWN:Error
+  received from peer …``) continues that line;
+* XLA's ``Total hbm usage >= …:`` table continues a record that holds a traceback or a
+  previous line that mentions ``RESOURCE_EXHAUSTED`` (its rows are indented);
 * otherwise an unprefixed line is a record of its own;
 * a blank line belongs to the record around it when the next non-blank line continues that
   record, and is otherwise counted as blank;
@@ -39,6 +51,14 @@ EXCEPTION_LINE: Final = (
     r"|(?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z0-9]*: )"
 )
 _ERROR_LEVELS: Final = ("E", "F", "ERROR", "CRITICAL", "FATAL", "EXCEPTION")
+#: A JAX task name as the coordination service lists it, alone on a line.
+TASK_NAME: Final = r"^/job:[^\s/]+/replica:\d+/task:\d+$"
+_TASKS_CRASHED: Final = "The tasks have crashed. Check the task logs"
+_BARRIER_TIMEOUT: Final = "Barrier timed out. Id: "
+_BARRIER_REACHED: Final = "# of tasks that reached the barrier: "
+_BARRIER_FIRST: Final = "The first task at the barrier: "
+_GRPC_DETAILS: Final = "Additional GRPC error information from remote target "
+_HBM_TABLE: Final = "Total hbm usage >= "
 
 
 def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.LazyFrame:
@@ -93,6 +113,16 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
             "_colon"
         ),
         (pl.col("grammar").is_not_null() & level.is_in(list(_ERROR_LEVELS))).alias("_error_header"),
+        body.str.strip_chars_end().str.ends_with(":").alias("_ends_colon"),
+        body.str.strip_chars_end().str.contains(TASK_NAME).alias("_task"),
+        body.str.starts_with(_TASKS_CRASHED).alias("_crashed"),
+        body.str.contains(_BARRIER_TIMEOUT, literal=True).alias("_barrier"),
+        body.str.starts_with(_BARRIER_REACHED).alias("_reached"),
+        body.str.starts_with(_BARRIER_FIRST).alias("_barrier_first"),
+        body.str.starts_with(_GRPC_DETAILS).alias("_grpc"),
+        body.str.starts_with(":").alias("_grpc_detail"),
+        body.str.starts_with(_HBM_TABLE).alias("_hbm"),
+        body.str.contains("RESOURCE_EXHAUSTED", literal=True).alias("_exhausted"),
     )
     opened = pl.col("_begin").cast(pl.Int32).cum_sum().shift(1, fill_value=0)
     closed = pl.col("_end").cast(pl.Int32).cum_sum().shift(1, fill_value=0)
@@ -103,21 +133,20 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
         closed = closed - pl.when(brk).then(closed).forward_fill().fill_null(0)
     # Attributes of the previous non-blank line: blank lines are masked, then the last value
     # before each line is carried forward over them (a blank segment start stops the carry).
-    previous = ["_indented", "_tb", "_chain", "_error_header", "_colon"]
+    previous = [
+        "_indented",
+        "_tb",
+        "_chain",
+        "_error_header",
+        "_colon",
+        "_task",
+        "_barrier",
+        "_reached",
+        "_grpc",
+        "_exhausted",
+    ]
     flags = flags.with_columns(
-        (opened > closed).alias("_in_block"),
-        *[
-            pl.when(pl.col("is_blank") & ~brk)
-            .then(None)
-            .when(pl.col("is_blank"))
-            .then(False)
-            .otherwise(pl.col(c))
-            .shift(1)
-            .forward_fill()
-            .fill_null(False)
-            .alias(f"_prev{c}")
-            for c in previous
-        ],
+        (opened > closed).alias("_in_block"), *[_previous(c, brk) for c in previous]
     )
     first = (pl.col("_i") == 0) | brk
     # The container runtime splits long lines into CRI records tagged P (partial); the record
@@ -137,7 +166,34 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
                 | (pl.col("_go_frame") & (pl.col("_prev_indented") | pl.col("_prev_error_header")))
                 | (pl.col("_tb") & (pl.col("_prev_error_header") | pl.col("_prev_chain")))
                 | pl.col("_prev_colon")
+                | (pl.col("_crashed") & pl.col("_prev_task"))
+                | (pl.col("_reached") & pl.col("_prev_barrier"))
+                | (pl.col("_barrier_first") & pl.col("_prev_reached"))
+                | (pl.col("_grpc") & pl.col("_prev_error_header"))
+                | (pl.col("_grpc_detail") & pl.col("_prev_grpc"))
             )
+        )
+    )
+    # Rules that look at the whole record before a line: records as the rules above cut them
+    # (the rules below only ever join them), then whether the record so far holds a line
+    # ending in ':' or a traceback header, by running counts minus their value at its start.
+    flags = flags.with_columns(continues.alias("_base"))
+    start = ~pl.col("_base") & ~pl.col("is_blank")
+    held = []
+    for flag, name in (("_ends_colon", "_rec_colon"), ("_tb", "_rec_tb")):
+        seen = (pl.col(flag) & ~pl.col("is_blank")).cast(pl.UInt32)
+        total = seen.cum_sum()
+        held.append(
+            (total - pl.when(start).then(total - seen).forward_fill().fill_null(0) > 0).alias(name)
+        )
+    flags = flags.with_columns(held)
+    flags = flags.with_columns(_previous("_rec_colon", brk), _previous("_rec_tb", brk))
+    continues = pl.col("_base") | (
+        ~first
+        & ~pl.col("_matched")
+        & (
+            (pl.col("_task") & (pl.col("_prev_task") | pl.col("_prev_rec_colon")))
+            | (pl.col("_hbm") & (pl.col("_prev_rec_tb") | pl.col("_prev_exhausted")))
         )
     )
     flags = flags.with_columns(
@@ -168,6 +224,23 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
         (pl.col("_start") & ~pl.col("_split")).alias("is_header"),
         pl.col("_split").alias("is_split"),
         after_partial.alias("joins_previous"),
+    )
+
+
+def _previous(column: str, brk: pl.Expr) -> pl.Expr:
+    """``column`` of the previous non-blank line as ``_prev<column>``: blank lines are masked,
+    then the last value before each line is carried forward over them (a blank segment start
+    stops the carry)."""
+    return (
+        pl.when(pl.col("is_blank") & ~brk)
+        .then(None)
+        .when(pl.col("is_blank"))
+        .then(False)
+        .otherwise(pl.col(column))
+        .shift(1)
+        .forward_fill()
+        .fill_null(False)
+        .alias(f"_prev{column}")
     )
 
 

@@ -558,3 +558,30 @@ def test_fold_break_starts_records_and_nothing_looks_across() -> None:
     texts = ["Traceback (most recent call last):", "", "", "  File x"]
     assert records(lines_frame(texts, [True, False, True, False])) == [1, None, None, 2]
     assert records(lines_frame(texts)) == [1, 1, 1, 1]
+
+
+def test_coordination_status_entries_fold_within_a_stream_and_not_across_a_gap() -> None:
+    """The unhealthy-tasks status arrives as one entry per line: the task names and the
+    closing sentence join the fatal line; after a time gap they stand alone, and a record
+    ending in ':' before a break does not pull the next segment's task names in."""
+    fatal = (
+        "F1129 18:00:05.000000 7 client.h:77] Terminating process because the JAX distributed "
+        "service detected fatal errors. absl::Status: UNAVAILABLE: The following tasks are "
+        "unhealthy (stopped sending heartbeats):"
+    )
+    tasks = ["/job:jax_worker/replica:0/task:1", "/job:jax_worker/replica:0/task:2"]
+    crashed = "The tasks have crashed. Check the task logs for an earlier error, or scheduler " + (
+        "events (e.g. preemption, eviction) to debug further."
+    )
+    body = [fatal, *tasks, crashed]
+    entries = [entry(f"s{i}", 5.0 + i * 0.001, "pod-a", line) for i, line in enumerate(body)]
+    entries += [entry(f"g{i}", 9.0 + i * 0.001, "pod-a", line) for i, line in enumerate(body)]
+    entries.insert(4, entry("late", 7.0, "pod-a", tasks[0]))
+    frame, counts, _ = read(jsonl(entries))
+    assert frame["insert_id"].to_list() == ["s0", "late", "g0"]
+    assert frame["message"].to_list()[1] == tasks[0]
+    assert frame["message"].to_list()[2].splitlines()[1:] == [*tasks, crashed]
+    balanced(counts, frame, len(entries))
+    texts = ["Some timed out task names:", tasks[0]]
+    assert records(lines_frame(texts, [True, True])) == [1, 2]
+    assert records(lines_frame(texts, [True, False])) == [1, 1]
