@@ -100,6 +100,10 @@ _CANN_NORMALIZE: Final = (
     (r"^(\d{4}-\d{2}-\d{2})-", "${1} "),
     (r"\.(\d{3})\.(\d{3})$", ".${1}${2}"),
 )
+#: ``[LEVEL] MODULE(pid,proc):`` (the HCCL guide also prints ``[ERROR]HCCL(…``, no space).
+_CANN_HEAD: Final = (
+    rf"^\[(?P<lvl>{_CANN_LEVEL})\] ?(?P<module>[A-Z][A-Z0-9_]*)\((?P<pid>\d+),(?P<proc>[^)]*)\):"
+)
 _SERVICE: Final = r"^\[Model[Aa]rts Service Log\](?:\[(?P<tag>[a-z][\w-]*)\])?"
 
 #: ModelArts/Ascend grammars first (formats.md §3.4, §3.5), then the common ones (§5.1).
@@ -139,12 +143,14 @@ MODELARTS_GRAMMARS: Final[tuple[Grammar, ...]] = (
         "zoned",
     ),
     Grammar(
-        # C++ side ``DEVICE(pid,hex tid,proc)`` with ``Func]``; Python side ``ME(pid:tid,proc)``.
+        # C++ side ``DEVICE(pid,hex tid,proc)`` with ``Func]`` (lambdas print ``operator()]``);
+        # Python side ``ME(pid:tid,proc)``.
         "mindspore",
         "mindspore",
-        rf"^\[(?P<lvl>{_CANN_LEVEL})\] (?P<module>[A-Z][A-Z0-9_]*)"
+        rf"^\[(?P<lvl>{_CANN_LEVEL})\] ?(?P<module>[A-Z][A-Z0-9_]*)"
         r"\((?P<pid>\d+)[,:](?P<tid>[0-9a-fA-F]+),(?P<proc>[^)]*)\):"
-        rf"(?P<stamp>{_CANN_STAMP}) \[(?P<logger>[^\]\s]+:\d+)\] ?(?:(?P<func>[A-Za-z_]\w*)\] )?",
+        rf"(?P<stamp>{_CANN_STAMP}) \[(?P<logger>[^\]\s]+:\d+)\] ?"
+        r"(?:(?P<func>[A-Za-z_]\w*(?:\(\))?)\] )?",
         "local",
         ISO_FORMAT,
         _CANN_NORMALIZE,
@@ -154,8 +160,7 @@ MODELARTS_GRAMMARS: Final[tuple[Grammar, ...]] = (
         # RUNTIME/ASCENDCL glue the thread id to the file: ``[engine.cc:914]150900 Report…``.
         "cann_glued",
         "cann",
-        rf"^\[(?P<lvl>{_CANN_LEVEL})\] (?P<module>[A-Z][A-Z0-9_]*)\((?P<pid>\d+),(?P<proc>[^)]*)\):"
-        rf"(?P<stamp>{_CANN_STAMP}) (?:\[(?P<status>[a-z]+:[a-z]+)\] )?"
+        _CANN_HEAD + rf"(?P<stamp>{_CANN_STAMP}) (?:\[(?P<status>[a-z]+:[a-z]+)\] )?"
         r"\[(?P<logger>[^\]\s]+:\d+)\](?P<tid>\d+) ",
         "local",
         ISO_FORMAT,
@@ -166,13 +171,23 @@ MODELARTS_GRAMMARS: Final[tuple[Grammar, ...]] = (
         # HCCL puts ``[TID]`` after the file; TRACE status lines start with ``[status:stop]``.
         "cann",
         "cann",
-        rf"^\[(?P<lvl>{_CANN_LEVEL})\] (?P<module>[A-Z][A-Z0-9_]*)\((?P<pid>\d+),(?P<proc>[^)]*)\):"
-        rf"(?P<stamp>{_CANN_STAMP}) (?:\[(?P<status>[a-z]+:[a-z]+)\] )?"
+        _CANN_HEAD + rf"(?P<stamp>{_CANN_STAMP}) (?:\[(?P<status>[a-z]+:[a-z]+)\] )?"
         r"\[(?P<logger>[^\]\s]+:\d+)\](?: ?\[(?P<tid>\d+)\])? ?",
         "local",
         ISO_FORMAT,
         _CANN_NORMALIZE,
         attrs=("module", "pid", "proc", "status"),
+    ),
+    Grammar(
+        # The driver has no ``[file:line]``: ``[ERROR] DRV(pid,proc):<stamp> [ascend][curpid:
+        # pid, tid][drv][devdrv]…`` (the ``[drv]…`` tags and function stay in the message).
+        "cann_drv",
+        "cann",
+        _CANN_HEAD + rf"(?P<stamp>{_CANN_STAMP}) \[ascend\]\[curpid: ?\d+, ?(?P<tid>\d+)\]",
+        "local",
+        ISO_FORMAT,
+        _CANN_NORMALIZE,
+        attrs=("module", "pid", "proc"),
     ),
     Grammar(
         # ``RankID:-1`` (no process group yet) leaves ``rank_id`` empty: the ``[rankN]:``
@@ -201,6 +216,19 @@ MODELARTS_GRAMMARS: Final[tuple[Grammar, ...]] = (
         _CANN_NORMALIZE,
         attrs=("code", "pid"),
     ),
+    Grammar(
+        # Newer CANN names the code: ``[PID: n] <stamp> Communication_Error_Ranktable_Detect(
+        # EI0015): …``; the name and code stay in the message (``finish``), as users quote them.
+        "cann_code_named",
+        "cann_code",
+        rf"^(?:\[PID: (?P<pid>\d+)\] +(?P<stamp>{_CANN_STAMP}) +)?"
+        r"(?P<code_name>[A-Z][A-Za-z0-9_]*(?: [A-Za-z0-9_]+)*)"
+        r"\((?P<code>E[0-9A-Z]\d{4})\):(?: +|$)",
+        "local",
+        ISO_FORMAT,
+        _CANN_NORMALIZE,
+        attrs=("code", "code_name", "pid"),
+    ),
     *grammars.GRAMMARS,
 )
 
@@ -208,7 +236,7 @@ MODELARTS_GRAMMARS: Final[tuple[Grammar, ...]] = (
 _ASCEND_LINE: Final = re.compile(
     r"^(?:\[rank\d+\]: ?)?(?:\[Model[Aa]rts Service Log\]"
     r"|time=\"[^\"]*\" level=\w+ msg=.*\bPlatform=ModelArts-Service\b"
-    rf"|\[(?:{_CANN_LEVEL})\] [A-Z][A-Z0-9_]*\(\d+[,:][^)]*\):{_CANN_STAMP} \["
+    rf"|\[(?:{_CANN_LEVEL})\] ?[A-Z][A-Z0-9_]*\(\d+[,:][^)]*\):{_CANN_STAMP} \["
     r"|\[(?:ERROR|WARN|WARNING|INFO|DEBUG)\] \d{4}-\d{2}-\d{2}-\d{2}:\d{2}:\d{2} "
     r"\(PID:\d+, Device:-?\d+, RankID:-?\d+\))",
     re.MULTILINE,
@@ -224,7 +252,17 @@ _ANSI: Final = re.compile(grammars.ANSI_ESCAPE)
 _BLOCK_LINE: Final = r"^(?:there are\(is\) \d+ abnormal device\(s\):\s*|\]\s*)$"
 
 #: Grammars of lines written by native code (CANN, MindSpore C++, torch_npu's C++ suffix).
-_NATIVE_GRAMMARS: Final = ("mindspore", "cann_glued", "cann", "torch_npu", "cann_code")
+_NATIVE_GRAMMARS: Final = (
+    "mindspore",
+    "cann_glued",
+    "cann",
+    "cann_drv",
+    "torch_npu",
+    "cann_code",
+    "cann_code_named",
+)
+#: Grammars of the lines that start a CANN error-code block.
+_CODE_GRAMMARS: Final = ("cann_code", "cann_code_named")
 
 # Fields read from the first line of a record (a folded block may quote other devices/ranks).
 _RANK_IN_TEXT: Final = r"\brankId\[(\d+)|\brank\[(\d+)\]|\bproc-rank-(\d+)-device-\d+"
@@ -400,14 +438,19 @@ class ModelArtsLogReader(LineReader):
         # Error codes are how users quote and search these lines (``EI0002: The wait …``,
         # ``ERR02200 DIST call hccl api failed.``): the code stays in the message.
         cann_code = (family == "cann_code") & attr("code").is_not_null()
+        # ``Name(EI0015): …`` keeps its name; ``EI0015: …`` is just the code.
+        code_head = pl.coalesce(
+            pl.concat_str([attr("code_name"), pl.lit("("), attr("code"), pl.lit(")")]),
+            attr("code"),
+        )
         torch_code = (family == "torch_npu") & attr("code").is_not_null()
         text = (
             pl.when(logrus & msg.is_not_null())
             .then(msg)
             .when(cann_code & (message == ""))
-            .then(pl.concat_str([attr("code"), pl.lit(":")]))
+            .then(pl.concat_str([code_head, pl.lit(":")]))
             .when(cann_code)
-            .then(pl.concat_str([attr("code"), pl.lit(": "), message]))
+            .then(pl.concat_str([code_head, pl.lit(": "), message]))
             .when(torch_code)
             .then(pl.concat_str([attr("code"), pl.lit(" "), message]))
             .otherwise(message)
@@ -444,7 +487,7 @@ class ModelArtsLogReader(LineReader):
         in_block = (
             pl.when(grammar.is_null())
             .then(None)
-            .otherwise(grammar == "cann_code")
+            .otherwise(grammar.is_in(_CODE_GRAMMARS))
             .forward_fill()
             .fill_null(False)
         )

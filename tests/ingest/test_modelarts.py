@@ -809,6 +809,206 @@ def test_error_code_header_shapes() -> None:
     assert {(r["workload"], r["worker"], r["host"]) for r in got.values()} == {(None, None, None)}
 
 
+#: The logrus line that tells the reader the container runs at UTC+8.
+LOGRUS_CST = b'time="2026-11-29T18:30:02+08:00" level=info msg="start" Platform=ModelArts-Service\n'
+
+
+def parsed(*lines: bytes) -> dict[int, dict[str, Any]]:
+    """Canonical rows of a worker log made of the logrus line then ``lines`` (by line)."""
+    frame, _, issues = run(LOG_READER, LOGRUS_CST + b"".join(lines), "d/train.log")
+    assert issues == []
+    return {row["line"]: row for row in canonical(frame)}
+
+
+def test_named_error_code_lines() -> None:
+    """Newer CANN leads with pid and stamp and names the code: ``[PID: n] <stamp>
+    Name(EI0015): …`` (the EI0011/EI0013/EI0015/EI0019 examples of the hicann/hccl fault
+    guides). The stamp is the row's time, name and code stay in the message."""
+    got = parsed(
+        b"[PID: 237] 2026-11-29-18:35:15.123.456 Communication_Error_Ranktable_Detect(EI0015): "
+        b"Failed to collect cluster information of the communicator based on rootInfo detection. "
+        b'List of unconnected ranks: "[1,7,]".\n',
+        b"[rank3]: [PID: 3448331] 2026-11-29-18:35:16.000.001 Execution Error ROCE CQE(EI0013): "
+        b"An error CQE occurred during operator execution.\n",
+        b"[PID: 2267203] 2026-11-29-18:35:17.575.404 Communication_Error_Bind_IP_Port(EI0019): "
+        b"Failed to enable listening for the host network adapter socket.\n",
+        b"[PID: 2103452] 2026-11-29-18:35:18.447.213 "
+        b"Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate 3MB bytes of NPU "
+        b"memory.\n",
+        b"Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate 3MB bytes of NPU "
+        b"memory.\n",
+    )
+    assert sorted(got) == [1, 2, 3, 4, 5, 6]
+    expected = {
+        2: ("2026-11-29T18:35:15.123456", "237", "Communication_Error_Ranktable_Detect", "EI0015"),
+        3: ("2026-11-29T18:35:16.000001", "3448331", "Execution Error ROCE CQE", "EI0013"),
+        4: ("2026-11-29T18:35:17.575404", "2267203", "Communication_Error_Bind_IP_Port", "EI0019"),
+        5: (
+            "2026-11-29T18:35:18.447213",
+            "2103452",
+            "Resource_Error_Insufficient_Device_Memory",
+            "EI0011",
+        ),
+    }
+    for line, (local, pid, name, code) in expected.items():
+        row = got[line]
+        assert row["ts_ns"] == cst(local)  # 10:35:15.123456Z for line 2
+        assert (row["severity"], row["reader"], row["logger"]) == (
+            "ERROR",
+            "modelarts.cann_code",
+            None,
+        )
+        assert row["message"].startswith(f"{name}({code}): ")
+        assert (row["extra"]["pid"], row["extra"]["code"]) == (pid, code)
+    assert got[2]["ts_ns"] == ns("2026-11-29T10:35:15.123456Z")
+    assert got[2]["message"] == (
+        "Communication_Error_Ranktable_Detect(EI0015): Failed to collect cluster information of "
+        'the communicator based on rootInfo detection. List of unconnected ranks: "[1,7,]".'
+    )
+    assert got[3]["extra"]["rank"] == 3
+    # Without the pid lead: still the code line, its time inherited from the line before.
+    assert got[6]["message"] == (
+        "Resource_Error_Insufficient_Device_Memory(EI0011): Failed to allocate 3MB bytes of NPU "
+        "memory."
+    )
+    assert (got[6]["severity"], got[6]["extra"]["code"], got[6]["ts_quality"]) == (
+        "ERROR",
+        "EI0011",
+        "inherited",
+    )
+
+
+def test_named_error_code_near_misses() -> None:
+    """A pid-and-stamp lead without ``Name(CODE):``, a lower-case or code-less name, and a
+    code that is not CANN's shape stay plain text, stamp and all."""
+    near = [
+        b"[PID: 12345] 2026-11-29-18:35:15.123.456 Failed to collect cluster information.\n",
+        b"[PID: 12345] 2026-11-29-18:35:15.123.456 Communication_Error(EI0015) Failed: no colon\n",
+        b"[PID: 12345] 2026-11-29-18:35:15.123.456 Communication_Error(EI015): short code\n",
+        b"print(EI0015): a lower-case call\n",
+        b"[PID: 12345] 2026-11-29 18:35:15 Communication_Error(EI0015): another stamp\n",
+    ]
+    got = parsed(*near)
+    for line, raw in enumerate(near, start=2):
+        row = got[line]
+        assert row["reader"] == "modelarts.plain", raw
+        assert row["message"] == raw.decode().rstrip("\n")
+        assert row["severity"] == "DEFAULT"
+
+
+def test_hccl_line_without_a_space_after_the_level() -> None:
+    """The HCCL guide's "Cluster Exception Location" example glues the module to the level:
+    ``[ERROR]HCCL(pid,proc):<stamp> [file.cc:line][tid]…``."""
+    got = parsed(
+        b"[ERROR]HCCL(12345,python):2026-11-29-18:35:15.123.456 [transport_manager.cc:123]"
+        b"[12399]Transport init error, rankId[3]\n",
+        b"[ERROR]HCCL(12345,python):2026-11-29-18:35:15.123.457 [hcom.cc:336] [12399]spaced\n",
+    )
+    row = got[2]
+    assert row["ts_ns"] == ns("2026-11-29T10:35:15.123456Z") == cst("2026-11-29T18:35:15.123456")
+    assert (row["severity"], row["reader"], row["logger"]) == (
+        "ERROR",
+        "modelarts.cann",
+        "transport_manager.cc:123",
+    )
+    assert row["message"] == "Transport init error, rankId[3]"
+    assert row["extra"]["module"] == "HCCL" and row["extra"]["pid"] == "12345"
+    assert row["extra"]["tid"] == "12399" and row["extra"]["rank"] == 3
+    assert (got[3]["logger"], got[3]["message"]) == ("hcom.cc:336", "spaced")
+
+
+def test_hccl_glued_level_near_misses() -> None:
+    """Two spaces, a lower-case module or an unknown level is not a CANN line."""
+    near = [
+        b"[ERROR]  HCCL(12345,python):2026-11-29-18:35:15.123.456 [a.cc:1][2]two spaces\n",
+        b"[ERROR]hccl(12345,python):2026-11-29-18:35:15.123.456 [a.cc:1][2]lower case\n",
+        b"[FATAL]HCCL(12345,python):2026-11-29-18:35:15.123.456 [a.cc:1][2]unknown level\n",
+    ]
+    got = parsed(*near)
+    for line, raw in enumerate(near, start=2):
+        assert got[line]["reader"] == "modelarts.plain", raw
+        assert got[line]["message"] == raw.decode().rstrip("\n")
+        assert got[line]["severity"] == "DEFAULT"
+
+
+def test_driver_line_without_file_and_line() -> None:
+    """``DRV`` writes ``[ascend][curpid: pid, tid]`` and its own tags instead of ``[file:line]``
+    (the hdc-connect-down line of the MindSpore CANN error cases); the tags stay in the
+    message, the second curpid number is the thread."""
+    got = parsed(
+        b"[ERROR] DRV(17381,python):2026-11-29-18:35:15.123.456 [ascend][curpid: 17381, 17390]"
+        b"[drv][tsdrv][share_log_read 552]hdc connect down, devid(0) fid(0) tsid(0)\n",
+        b"[WARNING] DRV(17381,python):2026-11-29-18:35:15.200.001 [ascend][curpid: 17381, 17381]"
+        b"[drv][devdrv][drvGetPlatformInfo 80]platform info\n",
+    )
+    row = got[2]
+    assert row["ts_ns"] == cst("2026-11-29T18:35:15.123456")
+    assert (row["severity"], row["reader"], row["logger"]) == ("ERROR", "modelarts.cann", None)
+    assert row["message"] == (
+        "[drv][tsdrv][share_log_read 552]hdc connect down, devid(0) fid(0) tsid(0)"
+    )
+    assert (row["extra"]["module"], row["extra"]["pid"], row["extra"]["tid"]) == (
+        "DRV",
+        "17381",
+        "17390",
+    )
+    assert got[3]["severity"] == "WARNING"
+    assert got[3]["message"] == "[drv][devdrv][drvGetPlatformInfo 80]platform info"
+
+
+def test_driver_line_near_misses() -> None:
+    """Without the ``[ascend][curpid: …]`` lead (or with a stamp of another shape) a ``DRV``
+    line is not read as a CANN line."""
+    near = [
+        b"[ERROR] DRV(17381,python):2026-11-29-18:35:15.123.456 [drv][tsdrv]no curpid\n",
+        b"[ERROR] DRV(17381,python):2026-11-29-18:35:15.123 [ascend][curpid: 1, 2][drv]short\n",
+        b"[ERROR] DRV(17381,python):2026-11-29-18:35:15.123.456 [ascend][curpid: x, 2][drv]x\n",
+    ]
+    got = parsed(*near)
+    for line, raw in enumerate(near, start=2):
+        assert got[line]["reader"] == "modelarts.plain", raw
+        assert got[line]["message"] == raw.decode().rstrip("\n")
+        assert got[line]["severity"] == "DEFAULT"
+
+
+def test_mindspore_lambda_function_name() -> None:
+    """A MindSpore lambda logs its function as ``operator()]``: it goes to ``func``, not the
+    message."""
+    got = parsed(
+        b"[WARNING] MD(123,7f3a2b1c0700,python):2026-11-29-18:35:15.123.456 "
+        b"[mindspore/ccsrc/minddata/dataset/engine/datasetops/source/generator_op.cc:198] "
+        b"operator()] Bad performance attention, it takes more than 25 seconds to "
+        b"generator.__next__ new row.\n",
+    )
+    row = got[2]
+    assert row["ts_ns"] == cst("2026-11-29T18:35:15.123456")
+    assert (row["severity"], row["reader"], row["logger"]) == (
+        "WARNING",
+        "modelarts.mindspore",
+        "mindspore/ccsrc/minddata/dataset/engine/datasetops/source/generator_op.cc:198",
+    )
+    assert row["message"] == (
+        "Bad performance attention, it takes more than 25 seconds to generator.__next__ new row."
+    )
+    assert row["extra"]["func"] == "operator()"
+
+
+def test_mindspore_function_name_near_misses() -> None:
+    """Only an empty ``()`` is part of a function name; anything else stays in the message."""
+    got = parsed(
+        b"[ERROR] KERNEL(123,7fab,python):2026-11-29-18:35:15.123.456 [a/b.cc:1] "
+        b"operator(x)] with an argument\n",
+        b"[ERROR] KERNEL(123,7fab,python):2026-11-29-18:35:15.123.456 [a/b.cc:1] "
+        b"operator() no bracket\n",
+    )
+    assert got[2]["message"] == "operator(x)] with an argument"
+    assert got[3]["message"] == "operator() no bracket"
+    for line in (2, 3):
+        assert "func" not in got[line]["extra"]
+        assert got[line]["reader"] == "modelarts.mindspore"
+        assert got[line]["ts_ns"] == cst("2026-11-29T18:35:15.123456")
+
+
 # -- API documents: nothing lost, provenance ----------------------------------------------------
 
 
