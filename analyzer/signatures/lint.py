@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import tomllib
 from collections.abc import Callable, Sequence
@@ -56,6 +57,10 @@ ENGINES: Final[tuple[tuple[str, Callable[[str], str | None]], ...]] = (
 )
 
 
+#: A failure mode's name in a page's ``modes`` list.
+_MODE: Final = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
 def front_matter(path: Path) -> dict[str, object]:
     """The TOML front matter of a knowledge page (between ``+++`` lines at its top)."""
     text = path.read_text(encoding="utf-8")
@@ -73,6 +78,7 @@ def knowledge_pages(folder: Path) -> tuple[dict[str, dict[str, object]], list[Pr
     """Every page's front matter by page id, and the problems of unreadable pages."""
     pages: dict[str, dict[str, object]] = {}
     problems = []
+    owner: dict[str, str] = {}
     for path in sorted(folder.glob("*.md")):
         try:
             meta = front_matter(path)
@@ -81,8 +87,29 @@ def knowledge_pages(folder: Path) -> tuple[dict[str, dict[str, object]], list[Pr
             continue
         if meta.get("id") != path.stem:
             problems.append(Problem(str(path), 2, f"id must be the file name {path.stem!r}"))
+        modes = meta.get("modes", [])
+        if not isinstance(modes, list) or not all(
+            isinstance(m, str) and _MODE.match(m) for m in modes
+        ):
+            problems.append(Problem(str(path), None, "modes must be a list of snake_case names"))
+        else:
+            for mode in modes:
+                if mode in owner:
+                    message = f"mode {mode!r} is already the mode of {owner[mode]}.md"
+                    problems.append(Problem(str(path), None, message))
+                owner.setdefault(mode, path.stem)
         pages[path.stem] = meta
     return pages, problems
+
+
+def page_of_mode(pages: dict[str, dict[str, object]], mode: str) -> str | None:
+    """The knowledge page whose ``modes`` list ``mode`` (a failure mode's snake_case name, as
+    the generator's truth and signatures.tsv spell it), or None."""
+    for page, meta in pages.items():
+        modes = meta.get("modes", [])
+        if isinstance(modes, list) and mode in modes:
+            return page
+    return None
 
 
 def lint(

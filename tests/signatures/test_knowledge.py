@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from analyzer.signatures.catalog import KNOWLEDGE_DIR, load
-from analyzer.signatures.lint import knowledge_pages
+from analyzer.signatures.lint import knowledge_pages, page_of_mode
 
 MINIMUM_PAGES = 40
 SECTIONS = (
@@ -47,3 +48,21 @@ def test_every_page_has_the_sections_and_links_resolve() -> None:
             assert section in text, f"{page}.md has no '{section}' section"
         for target in re.findall(r"\]\(([a-z0-9-]+)\.md\)", text):
             assert target in pages, f"{page}.md links to missing page {target}.md"
+
+
+def test_a_failure_mode_belongs_to_one_page(tmp_path: Path) -> None:
+    for page, modes in (("first", '["tpu_hw_fatal"]'), ("second", '["tpu_hw_fatal", "Bad"]')):
+        (tmp_path / f"{page}.md").write_text(
+            f'+++\nid = "{page}"\ntitle = "t"\nsignatures = []\nmodes = {modes}\n+++\n',
+            encoding="utf-8",
+        )
+    pages, problems = knowledge_pages(tmp_path)
+    assert [p.message for p in problems] == ["modes must be a list of snake_case names"]
+    assert page_of_mode(pages, "tpu_hw_fatal") == "first"
+    assert page_of_mode(pages, "nothing") is None
+    (tmp_path / "second.md").write_text(
+        '+++\nid = "second"\ntitle = "t"\nsignatures = []\nmodes = ["tpu_hw_fatal"]\n+++\n',
+        encoding="utf-8",
+    )
+    _, problems = knowledge_pages(tmp_path)
+    assert [p.message for p in problems] == ["mode 'tpu_hw_fatal' is already the mode of first.md"]

@@ -10,6 +10,8 @@ import polars as pl
 import pytest
 
 from analyzer import api
+from analyzer.signatures.catalog import KNOWLEDGE_DIR, load
+from analyzer.signatures.lint import knowledge_pages, page_of_mode
 from fixtures.scenarios import SCENARIOS
 from tests.conftest import Generated
 
@@ -25,8 +27,7 @@ def _matched(made: Generated) -> pl.DataFrame:
     api.match(made.case)
     table = api.query(
         made.case,
-        "SELECT f.path, r.line, m.signature, m.role FROM matches m "
-        "JOIN rows r USING (row_id) JOIN files f USING (file_id)",
+        "SELECT path, line, signature, role FROM matches",
     )
     frame = pl.from_arrow(table)
     assert isinstance(frame, pl.DataFrame)
@@ -51,3 +52,22 @@ def test_every_cited_row_is_matched(generated: Callable[[str, int], Generated], 
                     f"attempt {attempt.index}: the first error matches {sorted(roles)} only: "
                     f"{row.text[:160]}"
                 )
+
+
+@pytest.mark.parametrize("name", [s.name for s in SCENARIOS])
+def test_the_first_error_is_matched_by_a_signature_of_its_failure_mode(
+    generated: Callable[[str, int], Generated], name: str
+) -> None:
+    """The truth's failure mode names a knowledge page (its ``modes``), and a signature of that
+    page matches the first-error row: generator and catalogue tell the same story."""
+    made = generated(name, 64)
+    pages, _ = knowledge_pages(KNOWLEDGE_DIR)
+    page_by_code = {s.code: s.knowledge for s in load().signatures}
+    matched = _matched(made)
+    for attempt in made.truth.attempts:
+        page = page_of_mode(pages, attempt.failure_mode)
+        assert page is not None, f"no knowledge page lists mode {attempt.failure_mode}"
+        row = attempt.first_error
+        hits = matched.filter((pl.col("path") == row.path) & (pl.col("line") == row.line))
+        found = {page_by_code[code] for code in hits["signature"].to_list()}
+        assert page in found, f"attempt {attempt.index}: {sorted(found)} has no {page}"
