@@ -4,6 +4,7 @@ ingest without quarantine, and no knowledge of culprit's analysis."""
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -47,6 +48,18 @@ def test_same_seed_same_bytes(tmp_path: Path, name: str) -> None:
     generate(name, small(8, 8), tmp_path / "c")
     other = _digest(tmp_path / "c")
     assert other.keys() != first.keys() or other != first
+
+
+@pytest.mark.parametrize("name", ["restart-loop", "hccl-timeout-modelarts"])
+def test_same_bytes_across_processes(tmp_path: Path, name: str) -> None:
+    """String hashing differs between interpreters; the bytes must not."""
+    for hash_seed in ("1", "2"):
+        subprocess.run(
+            [sys.executable, "-m", "fixtures", "generate", name, "-o", str(tmp_path / hash_seed),
+             "--hosts", "8", "--seed", "5", "--minutes", "10", "--rate", "12"],
+            check=True, capture_output=True, env={**os.environ, "PYTHONHASHSEED": hash_seed},
+        )  # fmt: skip
+    assert _digest(tmp_path / "1") == _digest(tmp_path / "2")
 
 
 @pytest.mark.parametrize("hosts", [8, 64])
