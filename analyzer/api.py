@@ -29,7 +29,7 @@ from analyzer.ingest.base import ReadOptions
 from analyzer.ingest.detect import reader_named
 from analyzer.ingest.pipeline import IngestRun, NullProgress, Progress
 from analyzer.ingest.timestamps import check_tz
-from analyzer.signatures.catalog import Catalogue, Entry, Problem
+from analyzer.signatures.catalog import Catalogue, Problem
 from analyzer.signatures.catalog import load as load_catalogue
 from analyzer.signatures.compile import CompiledCatalogue
 from analyzer.signatures.examples import Matcher
@@ -321,10 +321,10 @@ def check_signatures(
     if files:
         entries, problems = [], []
         for file in files:
-            signature, found = parse_file(Path(file))
+            entry, found = parse_file(Path(file))
             problems += found
-            if signature is not None:
-                entries.append(Entry(signature, Path(file)))
+            if entry is not None:
+                entries.append(entry)
     else:
         entries, problems = list(signatures(extra).entries), []
     problems += example_problems(entries, _matchers())
@@ -338,22 +338,23 @@ def match_line(
     ``source`` a signature's source list is not applied."""
     import json
 
+    from analyzer.schema import SOURCES
     from analyzer.signatures.backends.python import match
-    from analyzer.signatures.compile import compile_signature
+    from analyzer.signatures.compile import compile_catalogue
     from analyzer.signatures.examples import rows_frame
 
     catalogue = signatures(extra)
-    found = []
-    for entry in catalogue.entries:
-        signature = entry.signature
-        if source is not None and source not in signature.sources:
-            continue
-        compiled = CompiledCatalogue((compile_signature(signature),))
-        hits = match(compiled, rows_frame([line], source or signature.sources[0]))
-        if hits.height:
-            captures = json.loads(hits["captures"][0])
-            found.append(LineMatch(signature.code, signature.name, signature.role, captures))
-    return found
+    compiled = compile_catalogue(catalogue)
+    if source is None:
+        # Any source will do: let every signature read the one row.
+        anywhere = [dataclasses.replace(s, sources=SOURCES) for s in compiled.signatures]
+        compiled = CompiledCatalogue(tuple(anywhere))
+    hits = match(compiled, rows_frame([line], source or SOURCES[0]))
+    by_code = {s.code: s for s in catalogue.signatures}
+    return [
+        LineMatch(code, by_code[code].name, role, json.loads(captures))
+        for code, role, captures in hits.select("signature", "role", "captures").iter_rows()
+    ]
 
 
 def _matchers() -> list[tuple[str, Matcher]]:

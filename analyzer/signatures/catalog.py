@@ -55,10 +55,15 @@ class Problem:
 
 @dataclass(frozen=True)
 class Entry:
-    """A loaded signature and the file it came from."""
+    """A loaded signature, the file it came from and that file's text (read once)."""
 
     signature: Signature
     path: Path
+    text: str
+
+    def line_of(self, key: str) -> int | None:
+        """The line of the file where ``key`` is assigned."""
+        return line_of(self.text, key)
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,7 @@ class Catalogue:
         return len(self.entries)
 
 
-def _line_of(text: str, key: str) -> int | None:
+def line_of(text: str, key: str) -> int | None:
     """The line where ``key`` is assigned at the start of a line (first occurrence)."""
     pattern = re.compile(rf"^\s*{re.escape(key)}\s*=", re.M)
     found = pattern.search(text)
@@ -107,14 +112,14 @@ def _validation_problems(path: str, text: str, error: ValidationError) -> list[P
         location = [str(part) for part in item["loc"]]
         key = next((part for part in reversed(location) if not part.isdigit()), None)
         # Errors of the whole model are about the regex and its groups.
-        line = _line_of(text, key or "regex")
+        line = line_of(text, key or "regex")
         field = ".".join(location) or "regex"
         problems.append(Problem(path, line, f"{field}: {item['msg']}"))
     return problems
 
 
-def parse_file(path: Path, *, display: str | None = None) -> tuple[Signature | None, list[Problem]]:
-    """One signature file: the signature, or the problems that keep it from loading."""
+def parse_file(path: Path, *, display: str | None = None) -> tuple[Entry | None, list[Problem]]:
+    """One signature file: its entry, or the problems that keep it from loading."""
     shown = display or str(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -125,7 +130,7 @@ def parse_file(path: Path, *, display: str | None = None) -> tuple[Signature | N
     except tomllib.TOMLDecodeError as exc:
         return None, [Problem(shown, _toml_line(exc, text), f"not valid TOML: {exc}")]
     try:
-        return Signature.model_validate(data), []
+        return Entry(Signature.model_validate(data), path, text), []
     except ValidationError as exc:
         return None, _validation_problems(shown, text, exc)
 
@@ -156,23 +161,23 @@ def collect(folders: Sequence[Path]) -> tuple[list[Entry], list[Problem]]:
         ]
         for path in _files(folder):
             shown = _display(path, folder)
-            signature, found = parse_file(path, display=shown)
+            entry, found = parse_file(path, display=shown)
             problems += found
-            if signature is None:
+            if entry is None:
                 continue
-            text = path.read_text(encoding="utf-8")
+            signature = entry.signature
             if path.parent.name != signature.family:
-                line = _line_of(text, "family")
+                line = entry.line_of("family")
                 message = f"family {signature.family!r} is not the folder {path.parent.name!r}"
                 problems.append(Problem(shown, line, message))
             prefix = FAMILIES[signature.family]
             if signature.code.split("-")[0] != prefix:
                 message = f"code {signature.code!r} does not start with {prefix}- (its family)"
-                problems.append(Problem(shown, _line_of(text, "code"), message))
+                problems.append(Problem(shown, entry.line_of("code"), message))
             if path.stem != signature.name:
                 message = f"file is named {path.name!r}; name it {signature.name}.toml"
-                problems.append(Problem(shown, _line_of(text, "name"), message))
-            entries.append(Entry(signature, path))
+                problems.append(Problem(shown, entry.line_of("name"), message))
+            entries.append(entry)
     problems += _duplicates(entries)
     return entries, problems
 
@@ -185,9 +190,8 @@ def _duplicates(entries: Iterable[Entry]) -> list[Problem]:
             value = getattr(entry.signature, attribute)
             if value in seen:
                 first = seen[value].path
-                text = entry.path.read_text(encoding="utf-8")
                 message = f"{attribute} {value!r} is already used by {first}"
-                problems.append(Problem(str(entry.path), _line_of(text, attribute), message))
+                problems.append(Problem(str(entry.path), entry.line_of(attribute), message))
             else:
                 seen[value] = entry
     return problems

@@ -65,9 +65,8 @@ def example_problems(
     sources: list[str] = []
     for entry in entries:
         signature = entry.signature
-        text = entry.path.read_text(encoding="utf-8")
-        positive_at = _table_lines(text, "examples")
-        negative_at = _table_lines(text, "counter_examples")
+        positive_at = _table_lines(entry.text, "examples")
+        negative_at = _table_lines(entry.text, "counter_examples")
         compiled = compile_signature(signature)
         anchors = [ascii_lower(a) if compiled.case_insensitive else a for a in signature.anchors]
         for number, example in enumerate(signature.examples):

@@ -27,7 +27,6 @@ from analyzer.signatures.catalog import (
     KNOWLEDGE_DIR,
     Entry,
     Problem,
-    _line_of,
     collect,
 )
 from analyzer.signatures.dialect import ENGINE_NAMES, UnportableRegex, translate
@@ -128,9 +127,8 @@ def lint(
     runnable: list[Entry] = []
     for entry in entries:
         signature = entry.signature
-        text = entry.path.read_text(encoding="utf-8")
         if signature.knowledge not in pages:
-            line = _line_of(text, "knowledge")
+            line = entry.line_of("knowledge")
             message = f"knowledge page {signature.knowledge}.md does not exist"
             problems.append(Problem(str(entry.path), line, message))
         compile_errors = []
@@ -141,7 +139,7 @@ def lint(
                 if name == COMMON_SUBSET:
                     break
         if compile_errors:
-            line = _line_of(text, "regex")
+            line = entry.line_of("regex")
             message = "regex does not compile in " + "; ".join(compile_errors)
             problems.append(Problem(str(entry.path), line, message))
             continue
