@@ -20,6 +20,7 @@ kind:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -139,27 +140,43 @@ def latest_results(directory: Path) -> list[Entry]:
     return [latest[name] for name in names]
 
 
-def markdown_section(entries: list[Entry]) -> str:
-    """The text between the markers: the latest result of every input, and the runs."""
+def _head(
+    begin: str,
+    prose: str,
+    entries: list[Entry],
+    render: Callable[[list[dict[str, Any]], list[str]], str],
+    *,
+    dated: bool = True,
+    package: str = "analyzer",
+) -> tuple[list[str], list[tuple[int, str, dict[str, Any]]]]:
+    """A section's opening lines (marker, ``prose``, the table ``render`` makes with a
+    *measured* label per row) and its runs in letter order (index, file, report)."""
     files = list(dict.fromkeys(file for _, _, file in entries))
     runs = {file: report for report, _, file in entries}
-    lines = [
+
+    def measured(report: dict[str, Any], file: str) -> str:
+        label = f"{_commit(report, package)} ({_letter(files.index(file))})"
+        return f"{report['date']}, {label}" if dated else label
+
+    table_text = render(
+        [result for _, result, _ in entries],
+        [measured(report, file) for report, _, file in entries],
+    )
+    lines = [begin, prose, "", table_text.rstrip("\n"), ""]
+    return lines, [(index, file, runs[file]) for index, file in enumerate(files)]
+
+
+def markdown_section(entries: list[Entry]) -> str:
+    """The text between the markers: the latest result of every input, and the runs."""
+    lines, runs = _head(
         BEGIN,
         "Each row is the latest recorded measurement of its input; the *measured* column "
         "gives that run's date and commit (`+`: with uncommitted changes to `analyzer/`) and "
         "the run it came from (below). MiB/s = input size / median wall time.",
-        "",
-        table(
-            [result for _, result, _ in entries],
-            [
-                f"{report['date']}, {_commit(report)} ({_letter(files.index(file))})"
-                for report, _, file in entries
-            ],
-        ).rstrip("\n"),
-        "",
-    ]
-    for index, file in enumerate(files):
-        report = runs[file]
+        entries,
+        table,
+    )
+    for index, file, report in runs:
         m = report["machine"]
         v = m["versions"]
         names = ", ".join(r["input"] for r in report["results"])
@@ -233,27 +250,19 @@ def generate_section(entries: list[Entry]) -> str:
     rate, the runs they come from and per-run details."""
     if not entries:
         return f"{GENERATE_BEGIN}\nNo generation run recorded yet.\n{GENERATE_END}\n"
-    files = list(dict.fromkeys(file for _, _, file in entries))
-    runs = {file: report for report, _, file in entries}
-    lines = [
+    lines, runs = _head(
         GENERATE_BEGIN,
         "Each row is the latest recorded measurement of its scenario, host count, minutes and "
         "rate; the *commit* column gives that run's commit (`+`: with uncommitted changes to "
         "`fixtures/`) and the run it came from (below). *MiB written* counts the files of "
         "`OUT/bundle/`; wall s is the median over the run's repetitions; MiB/s = MiB written "
         "/ wall s.",
-        "",
-        generate_table(
-            [result for _, result, _ in entries],
-            [
-                f"{_commit(report, 'fixtures')} ({_letter(files.index(file))})"
-                for report, _, file in entries
-            ],
-        ).rstrip("\n"),
-        "",
-    ]
-    for index, file in enumerate(files):
-        report = runs[file]
+        entries,
+        generate_table,
+        dated=False,
+        package="fixtures",
+    )
+    for index, file, report in runs:
         v = report["machine"]["versions"]
         tools = f"polars {v['polars']}, numpy {v['numpy']}"
         how = (
@@ -362,27 +371,17 @@ def match_section(entries: list[Entry]) -> str:
     per case size, the runs they come from and per-row details."""
     if not entries:
         return f"{MATCH_BEGIN}\nNo matching run recorded yet.\n{MATCH_END}\n"
-    files = list(dict.fromkeys(file for _, _, file in entries))
-    runs = {file: report for report, _, file in entries}
-    lines = [
+    lines, runs = _head(
         MATCH_BEGIN,
         "Each row is the latest recorded measurement of its backend or baseline on a case of "
         "its size; the *measured* column gives that run's date and commit (`+`: with "
         "uncommitted changes to `analyzer/`) and the run it came from (below). The ratios are "
         "rows/s over the rows/s of the Python loop and of `grep -E` measured in the same run. "
         "MiB/s = message text (UTF-8 bytes of the `message` column) / median wall time.",
-        "",
-        match_table(
-            [result for _, result, _ in entries],
-            [
-                f"{report['date']}, {_commit(report)} ({_letter(files.index(file))})"
-                for report, _, file in entries
-            ],
-        ).rstrip("\n"),
-        "",
-    ]
-    for index, file in enumerate(files):
-        report = runs[file]
+        entries,
+        match_table,
+    )
+    for index, file, report in runs:
         m = report["machine"]
         v = m["versions"]
         case = report["case"]
