@@ -3,19 +3,20 @@
 1. **Prefilter.** One case-insensitive alternation of every anchor of the catalogue
    (Rust's literal search; ``str.contains_any`` when the catalogue is too large for one
    regex) passes over every row once: rows with no anchor, in any case, go no further
-   (nearly all of them). It runs on polars'
-   streaming engine, so it is parallel and holds only the surviving rows. (One automaton
-   for both kinds of signature is one pass instead of two; the next step is exact.)
-2. **Candidates.** On the survivors, the same automaton with ``str.extract_many(overlapping=
-   True)`` lists the text of every anchor occurrence; joined to the case-sensitive
-   signatures' anchors as written and to the case-insensitive ones' ASCII lower case (and
-   to a signature → source table), it gives exactly the (row, signature) candidate pairs of
-   the contract.
+   (nearly all of them). It runs on polars' streaming engine, so it is parallel and holds
+   only the surviving rows, which are grouped by their (source, message) text: a fleet's
+   hosts write the same lines, so the steps below see each distinct text once (967k rows
+   held 5k distinct messages on a generated 4,008-host case).
+2. **Candidates.** On the distinct texts, the same automaton with ``str.extract_many(
+   overlapping=True)`` lists the text of every anchor occurrence; joined to the
+   case-sensitive signatures' anchors as written and to the case-insensitive ones' ASCII
+   lower case (and to a signature → source table), it gives exactly the (text, signature)
+   candidate pairs of the contract.
 3. **Regex.** Each signature's regex (translated for Rust's engine by
    :func:`~analyzer.signatures.dialect.translate`) runs only on its own candidates; the
    captures are extracted (``str.extract_groups``) only on its matches and written as the
    canonical captures JSON by an expression. The per-signature queries run together
-   (``pl.collect_all``).
+   (``pl.collect_all``). The matches of each text are then spread back to its rows.
 
 No Python code runs per row.
 """
@@ -34,9 +35,9 @@ from analyzer.errors import SignatureError
 from analyzer.signatures.compile import MATCHES_SCHEMA, CompiledCatalogue, empty_matches
 from analyzer.signatures.dialect import UnportableRegex, ascii_lower, translate
 
-#: Rows per slice of a case when matching it file by file (bounds memory: a slice's
-#: candidates are the most held at once).
-SLICE_ROWS: Final = 1_000_000
+#: Rows per slice of a case (bounds memory: a slice's surviving rows are the most held at
+#: once; larger slices share more distinct texts and pay the per-query set-up less often).
+SLICE_ROWS: Final = 10_000_000
 
 _UPPER: Final = [chr(c) for c in range(ord("A"), ord("Z") + 1)]
 _LOWER: Final = [chr(c) for c in range(ord("a"), ord("z") + 1)]
@@ -81,6 +82,20 @@ def compile_error(pattern: str) -> str | None:
     return None
 
 
+def _check_compiles(catalogue: CompiledCatalogue) -> None:
+    """Raise SignatureError naming the first regex polars rejects. All are compiled in one
+    call first (a fifth of the time of one call each); only a failure looks at each."""
+    try:
+        regexes = [translate(s.regex, "rust") for s in catalogue.signatures]
+        pl.select(pl.lit("").str.contains(r).alias(str(i)) for i, r in enumerate(regexes))
+    except (UnportableRegex, pl.exceptions.PolarsError):
+        for signature in catalogue.signatures:
+            error = compile_error(signature.regex)
+            if error is not None:
+                message = f"{signature.code}: the regex does not compile in polars: {error}"
+                raise SignatureError(message) from None
+
+
 def _table(rows: list[tuple[str, int]]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"anchor": pl.String, "sig": pl.Int32}, orient="row").unique(
         maintain_order=True
@@ -93,10 +108,8 @@ def _plan(catalogue: CompiledCatalogue) -> _Plan:
     exact: list[tuple[str, int]] = []
     folded: list[tuple[str, int]] = []
     sources: list[tuple[int, str]] = []
+    _check_compiles(catalogue)
     for index, signature in enumerate(catalogue.signatures):
-        error = compile_error(signature.regex)
-        if error is not None:
-            raise SignatureError(f"{signature.code}: the regex does not compile in polars: {error}")
         regex = translate(signature.regex, "rust")
         signatures.append(
             _Signature(index, signature.code, signature.role, regex, signature.groups)
@@ -146,46 +159,54 @@ def _prefilter(plan: _Plan) -> pl.Expr:
     return pl.col("message").str.contains(regex)
 
 
-def _survivors(plan: _Plan, rows: pl.LazyFrame) -> pl.DataFrame:
-    """The rows of a source some signature reads whose message contains an anchor (ASCII
-    case aside), with the list of distinct anchor occurrences (as the message spells them)."""
-    message = pl.col("message")
-    patterns = list(plan.patterns)
-    sources = plan.sources["source"].unique().to_list()
+def _texts(plan: _Plan, rows: pl.LazyFrame) -> pl.DataFrame:
+    """The distinct (source, message) texts that contain an anchor (ASCII case aside), each
+    with the ids of the rows that carry it.
+
+    A fleet's hosts log the same lines: on a generated 4,008-host case, the 967k rows that
+    pass the prefilter hold about 5k distinct messages. Everything after the prefilter runs
+    once per distinct text instead of once per row.
+    """
     return (
-        rows.select("row_id", pl.col("source").cast(pl.String), "message")
-        .filter(pl.col("source").is_in(sources) & _prefilter(plan))
-        .with_columns(
-            message.str.extract_many(patterns, ascii_case_insensitive=True, overlapping=True)
-            .list.unique()
-            .alias("hit")
-        )
+        rows.filter(_prefilter(plan))
+        .select("row_id", pl.col("source").cast(pl.String), "message")
+        .group_by("source", "message")
+        .agg("row_id")
+        .with_row_index("text")
         .collect(engine="streaming")
     )
 
 
-def _candidates(plan: _Plan, rows: pl.LazyFrame) -> pl.DataFrame:
-    """(row_id, sig, message) for every candidate pair of the contract.
+def _candidates(plan: _Plan, texts: pl.DataFrame) -> pl.DataFrame:
+    """(text, sig, message) for every candidate pair of the contract.
 
     A hit is the text at an occurrence of some anchor, spelled as in the message: a
     case-sensitive signature's anchor is there when the hit equals it, a case-insensitive
     one's when the hit's ASCII lower case does.
     """
-    survivors = _survivors(plan, rows)
-    hits = survivors.select("row_id", "source", "hit").explode("hit")
+    hits = (
+        texts.select(
+            "text",
+            "source",
+            pl.col("message")
+            .str.extract_many(list(plan.patterns), ascii_case_insensitive=True, overlapping=True)
+            .list.unique()
+            .alias("hit"),
+        )
+        .explode("hit")
+        .drop_nulls("hit")
+    )
     exact = hits.join(plan.exact, left_on="hit", right_on="anchor")
     folded = hits.with_columns(pl.col("hit").str.replace_many(_UPPER, _LOWER)).join(
         plan.folded, left_on="hit", right_on="anchor"
     )
     pairs = (
-        pl.concat(
-            [exact.select("row_id", "source", "sig"), folded.select("row_id", "source", "sig")]
-        )
+        pl.concat([exact.select("text", "source", "sig"), folded.select("text", "source", "sig")])
         .join(plan.sources, on=["sig", "source"], how="semi")
-        .select("row_id", "sig")
+        .select("text", "sig")
         .unique()
     )
-    return pairs.join(survivors.select("row_id", "message"), on="row_id")
+    return pairs.join(texts.select("text", "message"), on="text")
 
 
 def _json_string(value: pl.Expr) -> pl.Expr:
@@ -212,8 +233,7 @@ def captures_expr(groups: Sequence[str], regex: str) -> pl.Expr:
 
 
 def _regex_step(plan: _Plan, candidates: pl.DataFrame) -> pl.DataFrame:
-    if candidates.is_empty():
-        return empty_matches()
+    """(text, signature, role, captures) of every candidate pair whose regex matches."""
     queries = []
     for (index,), part in candidates.partition_by("sig", as_dict=True).items():
         signature = plan.signatures[int(index)]
@@ -221,14 +241,13 @@ def _regex_step(plan: _Plan, candidates: pl.DataFrame) -> pl.DataFrame:
             part.lazy()
             .filter(pl.col("message").str.contains(signature.regex))
             .select(
-                pl.col("row_id"),
+                pl.col("text"),
                 pl.lit(signature.code).alias("signature"),
                 pl.lit(signature.role).alias("role"),
                 captures_expr(signature.groups, signature.regex).alias("captures"),
             )
         )
-    found = pl.concat(pl.collect_all(queries))
-    return found.cast(dict(MATCHES_SCHEMA)).sort("row_id", "signature")  # type: ignore[arg-type]
+    return pl.concat(pl.collect_all(queries))
 
 
 def match_lazy(catalogue: CompiledCatalogue, rows: pl.LazyFrame) -> pl.DataFrame:
@@ -236,7 +255,17 @@ def match_lazy(catalogue: CompiledCatalogue, rows: pl.LazyFrame) -> pl.DataFrame
     if not catalogue.signatures:
         return empty_matches()
     plan = _plan(catalogue)
-    return _regex_step(plan, _candidates(plan, rows))
+    texts = _texts(plan, rows)
+    candidates = _candidates(plan, texts)
+    if candidates.is_empty():
+        return empty_matches()
+    found = (
+        _regex_step(plan, candidates)
+        .join(texts.select("text", "row_id"), on="text")
+        .explode("row_id")
+        .select(MATCHES_SCHEMA.names())
+    )
+    return found.cast(dict(MATCHES_SCHEMA)).sort("row_id", "signature")  # type: ignore[arg-type]
 
 
 def match(catalogue: CompiledCatalogue, rows: pl.DataFrame) -> pl.DataFrame:
