@@ -24,6 +24,7 @@ from analyzer.case.info import CaseInfo, summarize
 from analyzer.case.layout import BundleInfo, CaseMeta, Counts, InputInfo, meta_path
 from analyzer.case.store import Case, open_case
 from analyzer.case.writer import CaseWriter
+from analyzer.diagnose.findings import Findings
 from analyzer.errors import CaseError, QueryError, UsageError
 from analyzer.ingest.base import ReadOptions
 from analyzer.ingest.detect import reader_named
@@ -367,3 +368,166 @@ def _matchers() -> list[tuple[str, Matcher]]:
 
         return [("python", match)]
     return [(backend.name, backend.match_frame) for backend in registry]
+
+
+# -- diagnosis and reports --------------------------------------------------------------------
+
+#: Report templates ``analyze`` can render.
+TEMPLATES = ("default", "modelarts-zh")
+FINDINGS_FILE = "findings.json"
+REPORT_FILE = "report.md"
+CASE_SUBDIR = "case"
+
+
+@dataclass(frozen=True)
+class AnalyzeResult:
+    """What :func:`analyze` wrote and concluded."""
+
+    case: Path
+    findings_path: Path
+    report_path: Path
+    findings: Findings
+    ingested: bool
+    matched: bool
+
+
+def _is_case(path: Path) -> bool:
+    return path.is_dir() and meta_path(path).is_file()
+
+
+def _needs_matching(case: Case, catalogue: Catalogue) -> bool:
+    """True unless the case's matches were made with this very catalogue over these rows."""
+    from analyzer.case.layout import MATCHES_FILE
+    from analyzer.signatures.matching import catalogue_digest, matches_meta
+
+    path = case.path / MATCHES_FILE
+    if not path.exists():
+        return True
+    meta = matches_meta(path)
+    return (
+        meta.get("catalogue_digest") != catalogue_digest(catalogue)
+        or meta.get("rows_scanned") != case.meta.counts.rows
+        or meta.get("tool_version") != __version__
+    )
+
+
+def analyze(
+    inputs: Sequence[str | Path],
+    out: str | Path | None = None,
+    *,
+    signatures: Sequence[str | Path] = (),
+    backend: str = "polars",
+    redact: bool = True,
+    template: str = "default",
+    skew_s: float = 2.0,
+    silence_s: float = 600.0,
+    options: ReadOptions | None = None,
+    limits: BundleLimits | None = None,
+    progress: Progress | None = None,
+) -> AnalyzeResult:
+    """Ingest (or reuse) a case, match the catalogue (unless already matched with it),
+    diagnose, and write ``findings.json`` and ``report.md``.
+
+    Args:
+        inputs: one case directory, or the bundle's inputs (directories, archives, files).
+        out: where everything goes: a bundle's case in ``OUT/case``, the reports in ``OUT``.
+            Without it, a case's reports go into the case directory, and a bundle needs it.
+        signatures: extra signature folders.
+        backend: matching engine (as for :func:`match`).
+        redact: replace secrets in every quoted message (citations never change).
+        template: ``default`` or ``modelarts-zh`` (the ModelArts diagnosis layout).
+        skew_s: clock-skew tolerance between hosts, in seconds.
+        silence_s: a global silence this long separates two attempts.
+
+    Raises:
+        UsageError: unknown template or backend, or a bundle without ``out``.
+        BundleError, CaseError, SignatureError: as for :func:`ingest` and :func:`match`.
+    """
+    from analyzer.diagnose.run import Settings, diagnose
+    from analyzer.report import markdown, modelarts_zh
+    from analyzer.report.redact import keep
+    from analyzer.report.redact import redact as redactor
+    from analyzer.signatures.backends import backend_named
+    from analyzer.signatures.matching import match_case
+
+    if template not in TEMPLATES:
+        raise UsageError(f"unknown template {template!r}; known: {', '.join(TEMPLATES)}")
+    if skew_s < 0 or silence_s <= 0:
+        raise UsageError("--skew must be >= 0 and --silence > 0 seconds")
+    chosen = backend_named(backend)
+    paths = [Path(p) for p in inputs]
+    ingested = False
+    if len(paths) == 1 and _is_case(paths[0]):
+        case_dir = paths[0]
+        report_dir = Path(out) if out is not None else case_dir
+    else:
+        if out is None:
+            raise UsageError("a bundle needs -o DIR (the case goes to DIR/case, reports to DIR)")
+        report_dir = Path(out)
+        case_dir = report_dir / CASE_SUBDIR
+        result = ingest(paths, case_dir, options=options, limits=limits, progress=progress)
+        ingested = not result.reused
+    opened = load_case(case_dir)
+    catalogue = load_catalogue([Path(p) for p in signatures])
+    matched = _needs_matching(opened, catalogue)
+    if matched:
+        match_case(opened, catalogue, chosen)
+    findings = diagnose(
+        opened,
+        catalogue,
+        Settings(skew_s=skew_s, silence_s=silence_s),
+        redact=redactor if redact else keep,
+    )
+    renderer = modelarts_zh.render if template == "modelarts-zh" else markdown.render
+    try:
+        report_dir.mkdir(parents=True, exist_ok=True)
+        findings_path = report_dir / FINDINGS_FILE
+        report_path = report_dir / REPORT_FILE
+        _write_text(findings_path, findings.model_dump_json(indent=2) + "\n")
+        _write_text(report_path, renderer(findings))
+    except OSError as exc:
+        raise CaseError(f"cannot write the reports: {exc}", path=str(report_dir)) from None
+    return AnalyzeResult(case_dir, findings_path, report_path, findings, ingested, matched)
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Write atomically (a reader never sees half a report)."""
+    temporary = path.with_name(f".{path.name}.partial")
+    temporary.write_text(text, encoding="utf-8")
+    temporary.replace(path)
+
+
+def diagnose_case(
+    case: str | Path,
+    *,
+    signatures: Sequence[str | Path] = (),
+    redact: bool = True,
+    skew_s: float = 2.0,
+    silence_s: float = 600.0,
+) -> Findings:
+    """The findings of an already matched case, without writing anything.
+
+    Raises:
+        CaseError: not a case, or the case has not been matched with this catalogue.
+    """
+    from analyzer.diagnose.run import Settings, diagnose
+    from analyzer.report.redact import keep
+    from analyzer.report.redact import redact as redactor
+
+    opened = load_case(case)
+    catalogue = load_catalogue([Path(p) for p in signatures])
+    if _needs_matching(opened, catalogue):
+        raise CaseError(
+            "the case is not matched with this catalogue; run `culprit match`", path=str(case)
+        )
+    return diagnose(
+        opened,
+        catalogue,
+        Settings(skew_s=skew_s, silence_s=silence_s),
+        redact=redactor if redact else keep,
+    )
+
+
+def findings_schema() -> dict[str, Any]:
+    """The JSON Schema of ``findings.json``."""
+    return Findings.model_json_schema()

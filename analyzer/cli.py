@@ -333,6 +333,99 @@ def match_(
     )
 
 
+@app.command()
+def analyze(
+    bundle: Annotated[
+        list[Path],
+        typer.Argument(help="A case directory, or a bundle (directories, archives, files)."),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--out",
+            help="Output directory: the case in OUT/case, report.md and findings.json in OUT "
+            "(a case's reports default to the case directory).",
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print findings.json to stdout instead of the verdict.")
+    ] = False,
+    template: Annotated[
+        str, typer.Option(help="Report layout: default, or modelarts-zh (ModelArts 诊断 layout).")
+    ] = "default",
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Quote messages without redacting secrets.")
+    ] = False,
+    skew: Annotated[
+        float, typer.Option(help="Clock-skew tolerance between hosts, in seconds.")
+    ] = 2.0,
+    silence: Annotated[
+        float, typer.Option(help="A global silence this long (seconds) separates attempts.")
+    ] = 600.0,
+    backend: Annotated[str, typer.Option(help="Matching engine: polars, duckdb or python.")] = (
+        "polars"
+    ),
+    signatures: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--signatures", help="An extra signature folder (<family>/<name>.toml); repeatable."
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Ingest (or reuse) a case, match, diagnose; write report.md and findings.json and print
+    the verdict.
+
+    Example: culprit analyze incident.tar.zst -o /tmp/incident
+    """
+    from analyzer import api
+
+    with _ProgressBar(enabled=not quiet and not json_out) as progress:
+        result = _run(
+            lambda: api.analyze(
+                bundle,
+                out,
+                signatures=signatures or [],
+                backend=backend,
+                redact=not no_redact,
+                template=template,
+                skew_s=skew,
+                silence_s=silence,
+                progress=progress,
+            )
+        )
+    if json_out:
+        sys.stdout.write(result.findings.model_dump_json(indent=2) + "\n")
+        return
+    from analyzer.report.markdown import verdict_lines
+
+    console = _console()
+    verdict = result.findings.verdict
+    for line in verdict_lines(verdict):
+        console.print(line.replace("**", ""), markup=False)
+    if verdict.first_error is not None:
+        cited = verdict.first_error.citation
+        console.print(f"First error: {cited.path}:{cited.line}", markup=False)
+    attempts = len(result.findings.attempts)
+    console.print(
+        f"{attempts} attempt(s); report: {result.report_path}; findings: {result.findings_path}",
+        markup=False,
+    )
+
+
+schema_app = typer.Typer(help="JSON Schemas of culprit's outputs.", no_args_is_help=True)
+app.add_typer(schema_app, name="schema")
+
+
+@schema_app.command("findings")
+def schema_findings() -> None:
+    """Print the JSON Schema of findings.json."""
+    from analyzer import api
+
+    sys.stdout.write(json.dumps(api.findings_schema(), indent=2, sort_keys=True) + "\n")
+
+
 def _text_times(table: pa.Table) -> pa.Table:
     """Timestamps as ISO 8601 text with all nine fractional digits (Python datetimes would
     drop the nanoseconds citations rely on)."""

@@ -1,0 +1,148 @@
+"""The diagnosis' inputs, read once from a matched case: evidence rows, the host map and the
+per-host activity every rule looks at.
+
+Evidence is every match that is not noise, joined to its row (time, host, pod, workload,
+worker, restart label, message, file path and line) and to its signature's role, scope,
+culprit rule and precedence. It is small (the cascade of a 4,096-host incident is a few
+thousand rows per signature); the rows themselves are only scanned for a few columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from analyzer.case.layout import FILES_FILE, HOSTS_FILE, MATCHES_FILE
+from analyzer.case.store import Case
+from analyzer.hosts import HOSTS_SCHEMA, HostMap
+from analyzer.signatures.catalog import Catalogue
+
+#: Row columns the diagnosis reads for every row of the case (no message).
+ACTIVITY_COLUMNS = ("row_id", "ts", "host", "pod", "workload", "attempt", "source", "severity")
+_ROW_COLUMNS = (
+    "row_id",
+    "file_id",
+    "line",
+    "ts",
+    "host",
+    "source",
+    "pod",
+    "workload",
+    "worker",
+    "slice",
+    "attempt",
+    "message",
+)
+
+
+@dataclass(frozen=True)
+class CaseData:
+    """What the rules read: evidence, every row's activity columns, hosts, files."""
+
+    case: Case
+    evidence: pl.DataFrame
+    host_map: HostMap
+    files: pl.DataFrame
+
+    def rows(self) -> pl.LazyFrame:
+        """The case's rows (lazy; select only what you need)."""
+        return pl.scan_parquet(self.case.rows_glob)
+
+    def activity(self) -> pl.LazyFrame:
+        """Every row's time, host, pod, workload, label and source (no message)."""
+        return self.rows().select(
+            pl.col(c).cast(pl.String)
+            if c in ("host", "pod", "workload", "source", "severity")
+            else pl.col(c)
+            for c in ACTIVITY_COLUMNS
+        )
+
+
+def signature_table(catalogue: Catalogue) -> pl.DataFrame:
+    """code, title, knowledge, family, scope, culprit rule, precedence, severity, status."""
+    return pl.DataFrame(
+        [
+            {
+                "signature": s.code,
+                "title": s.title,
+                "knowledge": s.knowledge,
+                "family": s.family,
+                "scope": s.scope,
+                "rule": s.culprit,
+                "precedence": s.precedence,
+                "sig_severity": s.severity,
+            }
+            for s in catalogue.signatures
+        ],
+        schema={
+            "signature": pl.String,
+            "title": pl.String,
+            "knowledge": pl.String,
+            "family": pl.String,
+            "scope": pl.String,
+            "rule": pl.String,
+            "precedence": pl.Int32,
+            "sig_severity": pl.String,
+        },
+    )
+
+
+def _files(case: Case) -> pl.DataFrame:
+    return pl.read_parquet(case.path / FILES_FILE).select(
+        "file_id", "path", "sha256", "rows", "quarantined"
+    )
+
+
+def load(case: Case, catalogue: Catalogue) -> CaseData:
+    """Read the evidence of a matched case (``matches.parquet`` must exist)."""
+    files = _files(case)
+    hosts_path = case.path / HOSTS_FILE
+    host_table = (
+        pl.read_parquet(hosts_path) if hosts_path.exists() else pl.DataFrame(schema=HOSTS_SCHEMA)
+    )
+    matches = pl.read_parquet(case.path / MATCHES_FILE).filter(pl.col("role") != "noise")
+    evidence = _join(case, matches, catalogue, files)
+    return CaseData(case=case, evidence=evidence, host_map=HostMap(host_table), files=files)
+
+
+def _join(
+    case: Case, matches: pl.DataFrame, catalogue: Catalogue, files: pl.DataFrame
+) -> pl.DataFrame:
+    ids = matches["row_id"].unique()
+    if case.has_rows() and ids.len():
+        rows = (
+            pl.scan_parquet(case.rows_glob)
+            .select(_ROW_COLUMNS)
+            .filter(pl.col("row_id").is_in(ids.implode()))
+            .with_columns(pl.col(c).cast(pl.String) for c in ("host", "source", "pod", "workload"))
+            .collect()
+        )
+    else:
+        rows = pl.DataFrame(
+            schema={
+                "row_id": pl.Int64,
+                "file_id": pl.Int32,
+                "line": pl.Int32,
+                "ts": pl.Datetime("ns", "UTC"),
+                "host": pl.String,
+                "source": pl.String,
+                "pod": pl.String,
+                "workload": pl.String,
+                "worker": pl.Int32,
+                "slice": pl.Int32,
+                "attempt": pl.Int32,
+                "message": pl.String,
+            }
+        )
+    return (
+        matches.join(rows, on="row_id")
+        .join(signature_table(catalogue), on="signature")
+        .join(files.select("file_id", "path"), on="file_id", how="left")
+        .sort("ts", "row_id", "signature", nulls_last=True)
+    )
+
+
+def matches_exist(case: Path) -> bool:
+    return (case / MATCHES_FILE).exists()

@@ -1,0 +1,141 @@
+"""``findings.json``: the diagnosis as data, every claim tied to the rows behind it.
+
+The model is versioned (:data:`SCHEMA_VERSION`) and its JSON Schema is published by
+``culprit schema findings``. Nothing in it depends on when or where the analysis ran: the same
+bundle and tool version give byte-identical findings.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Final, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+SCHEMA_VERSION: Final = "culprit-findings/1"
+
+Confidence = Literal["HIGH", "MEDIUM", "LOW"]
+CulpritKind = Literal["host", "program", "infrastructure", "undetermined"]
+Basis = Literal["observed", "inferred"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Citation(_Model):
+    """One input row: its bundle-relative path, 1-based line and the case's row id."""
+
+    path: str
+    line: int
+    row_id: int
+
+
+class EvidenceRow(_Model):
+    """A cited row as a report quotes it (``message`` verbatim, redacted when asked)."""
+
+    citation: Citation
+    ts: dt.datetime | None
+    host: str | None
+    signature: str | None
+    role: str | None
+    message: str
+
+
+class Statement(_Model):
+    """One sentence of the verdict: *observed* when a cited row says it, *inferred* when the
+    named ``rule`` concluded it from the cited rows."""
+
+    text: str
+    basis: Basis
+    rule: str | None = None
+    citations: list[Citation]
+
+
+class FirstError(_Model):
+    signature: str
+    title: str
+    knowledge: str
+    citation: Citation
+    ts: dt.datetime | None
+    host: str | None
+    message: str
+
+
+class Culprit(_Model):
+    kind: CulpritKind
+    #: The canonical host (node name where known) for ``host`` and single-node
+    #: ``infrastructure`` culprits; None otherwise.
+    host: str | None = None
+    #: Other names of that host found in the case (pod, pod hostname, task, worker, IP…).
+    aliases: list[str] = []
+    #: What the verdict blames in words ("the program", "task 7 of llm-pretrain", …).
+    subject: str
+    evidence: list[Citation]
+    #: How many distinct hosts' rows name the culprit, e.g. "named by 63 of 64 hosts".
+    support: str | None = None
+
+
+class Coverage(_Model):
+    """ML Diagnostics / Diagon daemon state of one node around the incident (context only)."""
+
+    host: str
+    registered: bool
+    last_seen: dt.datetime | None
+    stopped_before_incident: bool
+    citations: list[Citation]
+
+
+class Verdict(_Model):
+    """The verdict of one restart attempt."""
+
+    attempt: int
+    start: dt.datetime | None
+    end: dt.datetime | None
+    #: How the attempt was told apart from the others (restart label, pod generation, …).
+    boundary: str
+    hosts: int
+    failure_mode: str
+    summary: str
+    confidence: Confidence
+    confidence_reason: str
+    first_error: FirstError | None
+    culprit: Culprit
+    statements: list[Statement]
+    #: Evidence that points elsewhere than the verdict; shown, never hidden.
+    conflicts: list[Statement]
+    #: What was looked for and not found, and what to collect when something is missing.
+    negative_findings: list[str]
+    next_steps: list[str]
+    evidence: list[EvidenceRow]
+    #: Each host's first signature rows around the first error, in time order.
+    timeline: list[EvidenceRow]
+    #: Most frequent error lines when no known signature explains the attempt.
+    leads: list[EvidenceRow]
+
+
+class BundleFile(_Model):
+    path: str
+    sha256: str | None
+    rows: int
+    quarantined: int
+
+
+class BundleSummary(_Model):
+    #: sha256 over every input file (the case's content hash).
+    id: str
+    files: list[BundleFile]
+    rows: int
+    hosts: int
+
+
+class Findings(_Model):
+    schema_version: str = SCHEMA_VERSION
+    tool_version: str
+    catalogue_digest: str
+    bundle: BundleSummary
+    #: The attempt that ended the workload (the latest one).
+    verdict: Verdict
+    attempts: list[Verdict]
+    coverage: list[Coverage]
+    settings: dict[str, float | int | str | bool]

@@ -1,0 +1,57 @@
+"""The first real error of an attempt: the row where the failure started, not its cascade.
+
+Candidates are the attempt's matches of one role (roots; secondaries only when there is no
+root at all). Clocks of different hosts disagree by up to ``tolerance`` (a default of 2 s, or
+the larger skew measured between hosts), so the earliest candidate does not decide alone:
+
+1. every candidate row within ``tolerance`` of the earliest one is *simultaneous*;
+2. of each host only its own earliest row counts (one host's clock orders its own rows);
+3. among those, the highest signature precedence wins, then the earlier time, then the
+   row's position in the case;
+4. on the winning row, the signature with the highest precedence names the error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+
+@dataclass(frozen=True)
+class Winner:
+    #: The winning match (one row of the evidence frame, as a dict).
+    row: dict[str, object]
+    #: Rows of other hosts that were simultaneous candidates (shown as context/conflict).
+    rivals: pl.DataFrame
+    #: How many candidates of the role the attempt had in all.
+    candidates: int
+
+
+def pick(evidence: pl.DataFrame, role: str, tolerance_ns: int) -> Winner | None:
+    """The first error of ``role`` in one attempt's ``evidence`` (None when there is none)."""
+    candidates = evidence.filter((pl.col("role") == role) & pl.col("ts").is_not_null())
+    if candidates.height == 0:
+        return None
+    earliest = candidates["ts"].min()
+    window = candidates.filter(
+        pl.col("ts") <= pl.lit(earliest) + pl.duration(nanoseconds=tolerance_ns)
+    )
+    # One host's earliest candidate row (all signatures of that row).
+    first_rows = (
+        window.sort("ts", "row_id")
+        .group_by("host", maintain_order=True)
+        .agg(pl.col("row_id").first())
+        .get_column("row_id")
+    )
+    on_rows = window.filter(pl.col("row_id").is_in(first_rows.implode()))
+    ranked = on_rows.with_columns(
+        pl.col("precedence").max().over("row_id").alias("_row_precedence")
+    ).sort(
+        ["_row_precedence", "ts", "row_id", "precedence", "signature"],
+        descending=[True, False, False, True, False],
+    )
+    best = ranked.row(0, named=True)
+    best.pop("_row_precedence")
+    rivals = on_rows.filter((pl.col("row_id") != best["row_id"]) & (pl.col("host") != best["host"]))
+    return Winner(row=best, rivals=rivals, candidates=candidates["row_id"].n_unique())

@@ -1,0 +1,298 @@
+"""Diagnose a matched case: attempts, a verdict per attempt, coverage, all as
+:class:`~analyzer.diagnose.findings.Findings` whose every citation quotes its row."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import polars as pl
+
+from analyzer import __version__
+from analyzer.case.store import Case
+from analyzer.diagnose import attempts as attempts_mod
+from analyzer.diagnose.evidence import CaseData, load
+from analyzer.diagnose.findings import (
+    BundleFile,
+    BundleSummary,
+    Citation,
+    Coverage,
+    Culprit,
+    EvidenceRow,
+    Findings,
+    FirstError,
+    Statement,
+    Verdict,
+)
+from analyzer.diagnose.verdict import WORKLOAD_SOURCES, Claim, Context, VerdictDraft, decide
+from analyzer.signatures.catalog import Catalogue
+from analyzer.signatures.matching import catalogue_digest
+
+#: Clock-skew tolerance between hosts when no measurement says otherwise (seconds).
+DEFAULT_SKEW_S = 2.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    skew_s: float = DEFAULT_SKEW_S
+    silence_s: float = attempts_mod.DEFAULT_SILENCE_S
+
+
+def diagnose(
+    case: Case,
+    catalogue: Catalogue,
+    settings: Settings | None = None,
+    *,
+    redact: Callable[[str], str] | None = None,
+) -> Findings:
+    """The findings of a matched case (``matches.parquet`` made with ``catalogue``)."""
+    settings = settings or Settings()
+    data = load(case, catalogue)
+    activity = data.activity()
+    attempts = attempts_mod.split(activity, silence_s=settings.silence_s)
+    evidence = attempts_mod.assign_labelled(data.evidence.lazy(), attempts).collect()
+    last_seen = _last_seen(activity, attempts)
+    tolerance = int(settings.skew_s * 1e9)
+    drafts = [
+        decide(
+            Context(
+                data=data,
+                attempt=attempt,
+                evidence=evidence.filter(pl.col("attempt_index") == attempt.index),
+                last_seen=last_seen.get(attempt.index, {}),
+                tolerance_ns=tolerance,
+            )
+        )
+        for attempt in attempts
+    ]
+    daemon = _daemon_activity(data)
+    extra = daemon["last_row"].to_list()
+    quoted = _quote(data, drafts, redact or (lambda text: text), extra)
+    verdicts = [_verdict(draft, quoted, data) for draft in drafts]
+    return Findings(
+        tool_version=__version__,
+        catalogue_digest=catalogue_digest(catalogue),
+        bundle=_bundle(case, data),
+        verdict=verdicts[-1],
+        attempts=verdicts,
+        coverage=_coverage(daemon, evidence, drafts, quoted),
+        settings={"skew_s": settings.skew_s, "silence_s": settings.silence_s},
+    )
+
+
+def _last_seen(
+    activity: pl.LazyFrame, attempts: list[attempts_mod.Attempt]
+) -> dict[int, dict[str, int]]:
+    """attempt -> host -> time (ns) of the host's last workload row in that attempt."""
+    table = (
+        attempts_mod.assign_labelled(
+            activity.filter(
+                pl.col("source").is_in(WORKLOAD_SOURCES)
+                & pl.col("host").is_not_null()
+                & pl.col("ts").is_not_null()
+            ),
+            attempts,
+        )
+        .group_by("attempt_index", "host")
+        .agg(pl.col("ts").max().dt.epoch("ns").alias("last"))
+        .collect()
+    )
+    result: dict[int, dict[str, int]] = {}
+    for index, host, last in table.rows():
+        result.setdefault(int(index), {})[str(host)] = int(last)
+    return result
+
+
+def _cited_ids(drafts: list[VerdictDraft]) -> set[int]:
+    ids: set[int] = set()
+    for draft in drafts:
+        for claim in draft.claims + draft.conflicts:
+            ids.update(claim.row_ids)
+        ids.update(draft.culprit.row_ids)
+        ids.update(draft.lead_ids)
+        ids.update(draft.timeline_ids)
+        if draft.first_error is not None:
+            ids.add(int(str(draft.first_error["row_id"])))
+    return ids
+
+
+def _quote(
+    data: CaseData,
+    drafts: list[VerdictDraft],
+    redact: Callable[[str], str],
+    extra: list[int],
+) -> dict[int, EvidenceRow]:
+    """Every cited row, read once: path, line, time, host, message (redacted)."""
+    ids = sorted(_cited_ids(drafts) | set(extra))
+    if not ids:
+        return {}
+    rows = (
+        data.rows()
+        .select("row_id", "file_id", "line", "ts", pl.col("host").cast(pl.String), "message")
+        .filter(pl.col("row_id").is_in(ids))
+        .collect()
+        .join(data.files.select("file_id", "path"), on="file_id", how="left")
+    )
+    signatures = (
+        data.evidence.filter(pl.col("row_id").is_in(ids))
+        .sort("precedence", "signature", descending=[True, False])
+        .group_by("row_id", maintain_order=True)
+        .agg(pl.col("signature").first(), pl.col("role").first())
+    )
+    rows = rows.join(signatures, on="row_id", how="left")
+    quoted = {}
+    for row in rows.iter_rows(named=True):
+        quoted[int(row["row_id"])] = EvidenceRow(
+            citation=Citation(path=str(row["path"]), line=int(row["line"]), row_id=row["row_id"]),
+            ts=row["ts"],
+            host=row["host"],
+            signature=row["signature"],
+            role=row["role"],
+            message=redact(str(row["message"])),
+        )
+    return quoted
+
+
+def _citations(ids: list[int], quoted: dict[int, EvidenceRow]) -> list[Citation]:
+    return [quoted[i].citation for i in dict.fromkeys(ids) if i in quoted]
+
+
+def _statement(claim: Claim, quoted: dict[int, EvidenceRow]) -> Statement:
+    return Statement(
+        text=claim.text,
+        basis="observed" if claim.basis == "observed" else "inferred",
+        rule=claim.rule,
+        citations=_citations(claim.row_ids, quoted),
+    )
+
+
+def _time(ns: int | None) -> dt.datetime | None:
+    if ns is None:
+        return None
+    return dt.datetime.fromtimestamp(ns // 1_000_000_000, tz=dt.UTC).replace(
+        microsecond=(ns % 1_000_000_000) // 1000
+    )
+
+
+def _aliases(data: CaseData, host: str | None) -> list[str]:
+    if host is None:
+        return []
+    table = data.host_map.table
+    names = table.filter((pl.col("host") == host) & ~pl.col("conflict") & (pl.col("alias") != host))
+    return sorted(set(names["alias"].to_list()))
+
+
+def _verdict(draft: VerdictDraft, quoted: dict[int, EvidenceRow], data: CaseData) -> Verdict:
+    first = None
+    if draft.first_error is not None:
+        row = draft.first_error
+        row_id = int(str(row["row_id"]))
+        first = FirstError(
+            signature=str(row["signature"]),
+            title=str(row["title"]),
+            knowledge=str(row["knowledge"]),
+            citation=quoted[row_id].citation,
+            ts=quoted[row_id].ts,
+            host=quoted[row_id].host,
+            message=quoted[row_id].message,
+        )
+    culprit = draft.culprit
+    aliases = _aliases(data, culprit.host)
+    cited: list[int] = []
+    for claim in draft.claims + draft.conflicts:
+        cited += claim.row_ids
+    cited = list(dict.fromkeys(cited + culprit.row_ids + draft.lead_ids))
+    return Verdict(
+        attempt=draft.attempt.index,
+        start=_time(draft.attempt.start),
+        end=_time(draft.attempt.end),
+        boundary=draft.attempt.boundary,
+        hosts=draft.attempt.hosts,
+        failure_mode=draft.failure_mode,
+        summary=draft.summary,
+        confidence=draft.confidence,
+        confidence_reason=draft.confidence_reason,
+        first_error=first,
+        culprit=Culprit(
+            kind=culprit.kind,
+            host=culprit.host,
+            aliases=aliases,
+            subject=culprit.subject,
+            evidence=_citations(culprit.row_ids, quoted),
+            support=culprit.support,
+        ),
+        statements=[_statement(c, quoted) for c in draft.claims],
+        conflicts=[_statement(c, quoted) for c in draft.conflicts],
+        negative_findings=draft.negative,
+        next_steps=draft.next_steps,
+        evidence=[quoted[i] for i in cited if i in quoted and i not in draft.lead_ids],
+        timeline=[quoted[i] for i in draft.timeline_ids if i in quoted],
+        leads=[quoted[i] for i in draft.lead_ids if i in quoted],
+    )
+
+
+def _bundle(case: Case, data: CaseData) -> BundleSummary:
+    files = [
+        BundleFile(
+            path=str(r["path"]),
+            sha256=r["sha256"],
+            rows=int(r["rows"] or 0),
+            quarantined=int(r["quarantined"] or 0),
+        )
+        for r in data.files.sort("path").iter_rows(named=True)
+    ]
+    hosts = data.activity().select(pl.col("host").drop_nulls().n_unique()).collect().item()
+    return BundleSummary(
+        id=case.meta.bundle.content_hash,
+        files=files,
+        rows=case.meta.counts.rows,
+        hosts=int(hosts),
+    )
+
+
+def _daemon_activity(data: CaseData) -> pl.DataFrame:
+    """host, last (time), last_row of every node's ML Diagnostics (Diagon) daemon log."""
+    return (
+        data.activity()
+        .filter((pl.col("source") == "diagon") & pl.col("host").is_not_null())
+        .group_by("host")
+        .agg(
+            pl.col("ts").max().alias("last"),
+            pl.col("row_id").sort_by("ts", "row_id").last().alias("last_row"),
+        )
+        .sort("host")
+        .collect()
+    )
+
+
+def _coverage(
+    daemon: pl.DataFrame,
+    evidence: pl.DataFrame,
+    drafts: list[VerdictDraft],
+    quoted: dict[int, EvidenceRow],
+) -> list[Coverage]:
+    """Per node with ML Diagnostics (Diagon) daemon logs: registered, last heartbeat, and
+    whether it had stopped before the final verdict's first error (context only)."""
+    if daemon.height == 0:
+        return []
+    registered = set(
+        evidence.filter(pl.col("signature") == "DIAG-DMN-002")["host"].drop_nulls().to_list()
+    )
+    final = drafts[-1].first_error
+    incident = final["ts"] if final is not None else None
+    coverage = []
+    for row in daemon.iter_rows(named=True):
+        last = row["last"]
+        stopped = bool(incident is not None and last is not None and last < incident)
+        row_id = int(row["last_row"])
+        coverage.append(
+            Coverage(
+                host=str(row["host"]),
+                registered=str(row["host"]) in registered,
+                last_seen=last,
+                stopped_before_incident=stopped,
+                citations=[quoted[row_id].citation] if row_id in quoted else [],
+            )
+        )
+    return coverage

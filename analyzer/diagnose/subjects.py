@@ -1,0 +1,83 @@
+"""What a captured name stands for: the host behind a task, worker, pod hostname, address,
+IP or instance ID, resolved through the case's host map (never guessed)."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from analyzer.hosts import HostMap
+
+#: ``/job:jax_worker/replica:0/task:7``, ``task:7``, ``task 7``, ``process 7``.
+_TASK: Final = re.compile(r"(?:^|/|\b)(?:task|process)[:= ]?(?P<n>\d+)\b")
+_NUMBER: Final = re.compile(r"^\d+$")
+#: Capture groups whose bare number is a JAX task / process index.
+_TASK_GROUPS: Final = frozenset({"task", "process", "process_id", "task_id", "first_task"})
+
+
+@dataclass(frozen=True)
+class Subject:
+    """A name a row gives to the component at fault, and the host it resolves to."""
+
+    name: str
+    host: str | None
+    #: How the name was resolved ("task 7 of llm-pretrain (attempt 0)", "pod hostname", …).
+    how: str
+
+
+def capture_value(captures: str, group: str) -> str | None:
+    """The value of ``group`` in a captures JSON text (None when absent)."""
+    value = json.loads(captures or "{}").get(group)
+    return str(value) if value not in (None, "") else None
+
+
+def resolve(
+    value: str,
+    group: str,
+    *,
+    host_map: HostMap,
+    workload: str | None,
+    attempt: int | None,
+) -> list[Subject]:
+    """The subjects a captured ``value`` names (a list for comma-separated names)."""
+    names = [v.strip() for v in value.split(",") if v.strip()] if "," in value else [value]
+    return [_one(name, group, host_map, workload, attempt) for name in names]
+
+
+def _one(
+    name: str, group: str, host_map: HostMap, workload: str | None, attempt: int | None
+) -> Subject:
+    direct = host_map.lookup(name)
+    if direct is not None:
+        return Subject(name, direct, "a name of that host in the case")
+    task = _TASK.search(name)
+    number = (
+        task.group("n")
+        if task
+        else (name if group in _TASK_GROUPS and _NUMBER.match(name) else None)
+    )
+    if number is not None:
+        for candidate_attempt in (attempt, None):
+            for candidate_workload in _workloads(host_map, workload):
+                host = host_map.task(candidate_workload, candidate_attempt, int(number))
+                if host is not None:
+                    how = f"JAX task {number} of {candidate_workload}"
+                    if candidate_attempt is not None:
+                        how += f" (restart attempt {candidate_attempt})"
+                    return Subject(name, host, how)
+    return Subject(name, None, "not found in the case's host map")
+
+
+def _workloads(host_map: HostMap, preferred: str | None) -> list[str]:
+    """The reporter's own workload first, then every workload the host map knows (a
+    coordination-service line may come from a row without workload labels)."""
+    known = sorted(
+        {
+            alias.split(":", 1)[1].rsplit("#", 1)[0]
+            for alias in host_map.table.filter(host_map.table["kind"] == "task")["alias"].to_list()
+        }
+    )
+    ordered = [preferred] if preferred else []
+    return ordered + [w for w in known if w != preferred]

@@ -1,0 +1,87 @@
+"""The first-error ranking: earliest root, clock-skew tolerance, one host's own order,
+precedence, and the signature that names the winning row."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import polars as pl
+
+from analyzer.diagnose.first_error import pick
+
+T0 = dt.datetime(2026, 11, 29, 18, 0, 0, tzinfo=dt.UTC)
+SECOND = 1_000_000_000
+
+
+def _evidence(rows: list[tuple[int, str, str, float, int, str]]) -> pl.DataFrame:
+    """(row_id, host, signature, seconds after T0, precedence, role) per match."""
+    return pl.DataFrame(
+        [
+            {
+                "row_id": row_id,
+                "host": host,
+                "signature": signature,
+                "ts": T0 + dt.timedelta(seconds=seconds),
+                "precedence": precedence,
+                "role": role,
+            }
+            for row_id, host, signature, seconds, precedence, role in rows
+        ],
+        schema_overrides={"ts": pl.Datetime("ns", "UTC"), "precedence": pl.Int32},
+    )
+
+
+def test_the_earliest_root_wins_over_an_earlier_secondary() -> None:
+    evidence = _evidence(
+        [
+            (1, "a", "HB", 0.0, 0, "secondary"),
+            (2, "b", "HW", 5.0, 10, "root"),
+            (3, "c", "TB", 9.0, -55, "root"),
+        ]
+    )
+    winner = pick(evidence, "root", 2 * SECOND)
+    assert winner is not None
+    assert winner.row["row_id"] == 2
+    assert winner.candidates == 2
+
+
+def test_simultaneous_roots_of_two_hosts_are_decided_by_precedence() -> None:
+    evidence = _evidence(
+        [(1, "a", "GENERIC", 0.0, -55, "root"), (2, "b", "SPECIFIC", 1.5, 20, "root")]
+    )
+    winner = pick(evidence, "root", 2 * SECOND)
+    assert winner is not None and winner.row["signature"] == "SPECIFIC"
+    assert winner.rivals["row_id"].to_list() == [1]
+
+
+def test_beyond_the_tolerance_time_decides() -> None:
+    evidence = _evidence(
+        [(1, "a", "GENERIC", 0.0, -55, "root"), (2, "b", "SPECIFIC", 2.5, 20, "root")]
+    )
+    winner = pick(evidence, "root", 2 * SECOND)
+    assert winner is not None and winner.row["signature"] == "GENERIC"
+
+
+def test_one_host_orders_its_own_rows_by_time_not_precedence() -> None:
+    """A host's clock is consistent with itself: its later, more specific line does not
+    overtake its own earlier line."""
+    evidence = _evidence(
+        [(1, "a", "DRIVER", 0.0, 10, "root"), (2, "a", "RUNTIME", 0.002, 30, "root")]
+    )
+    winner = pick(evidence, "root", 2 * SECOND)
+    assert winner is not None and winner.row["row_id"] == 1
+
+
+def test_the_most_precise_signature_names_a_row_matched_twice() -> None:
+    evidence = _evidence(
+        [(7, "a", "PY-TB", 0.0, -55, "root"), (7, "a", "XLA-HBM", 0.0, 40, "root")]
+    )
+    winner = pick(evidence, "root", 2 * SECOND)
+    assert winner is not None and winner.row["signature"] == "XLA-HBM"
+
+
+def test_rows_without_a_time_are_not_candidates() -> None:
+    evidence = _evidence([(1, "a", "HW", 0.0, 10, "root")]).with_columns(
+        pl.lit(None, dtype=pl.Datetime("ns", "UTC")).alias("ts")
+    )
+    assert pick(evidence, "root", 2 * SECOND) is None
