@@ -15,6 +15,7 @@ the name the logs used (an IP, a worker).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -209,8 +210,19 @@ class HostMap:
 
     def mapping(self) -> dict[str, str]:
         """alias -> canonical host, for unambiguous aliases."""
+        return self._mapping
+
+    @functools.cached_property
+    def _mapping(self) -> dict[str, str]:
+        # Built once: a diagnosis resolves many names against tens of thousands of aliases.
         usable = self.table.filter(~pl.col("conflict"))
         return dict(usable.select("alias", "host").iter_rows())
+
+    @functools.cached_property
+    def task_workloads(self) -> tuple[str, ...]:
+        """The workloads whose JAX tasks the map knows (``task:<workload>#…`` aliases)."""
+        tasks = self.table.filter(pl.col("kind") == "task")["alias"].to_list()
+        return tuple(sorted({alias.split(":", 1)[1].rsplit("#", 1)[0] for alias in tasks}))
 
     def worker(
         self, workload: str, attempt: int | None, slice_index: int, worker: int

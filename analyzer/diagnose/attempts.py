@@ -15,7 +15,7 @@ so an infrastructure event between two attempts counts against the one it ended.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -105,11 +105,13 @@ def _by_silence(activity: pl.LazyFrame, silence_s: float) -> list[tuple[int, int
 
 def split(activity: pl.LazyFrame, *, silence_s: float = DEFAULT_SILENCE_S) -> list[Attempt]:
     """The attempts of a case, from its rows' activity columns."""
-    for name, spans in (
-        ("restart label", _by_labels(activity)),
-        ("pod generation", _by_pod_generations(activity)),
-        (f"silence of more than {silence_s:g} s", _by_silence(activity, silence_s)),
-    ):
+    signals: tuple[tuple[str, Callable[[], list[tuple[int, int, int | None]]]], ...] = (
+        ("restart label", lambda: _by_labels(activity)),
+        ("pod generation", lambda: _by_pod_generations(activity)),
+        (f"silence of more than {silence_s:g} s", lambda: _by_silence(activity, silence_s)),
+    )
+    for name, find in signals:
+        spans = find()
         if len(spans) > 1 or (name == "restart label" and spans):
             return _finish(activity, spans, name)
     bounds = (

@@ -51,13 +51,9 @@ class CaseData:
         return pl.scan_parquet(self.case.rows_glob)
 
     def activity(self) -> pl.LazyFrame:
-        """Every row's time, host, pod, workload, label and source (no message)."""
-        return self.rows().select(
-            pl.col(c).cast(pl.String)
-            if c in ("host", "pod", "workload", "source", "severity")
-            else pl.col(c)
-            for c in ACTIVITY_COLUMNS
-        )
+        """Every row's time, host, pod, workload, label and source (no message). The names
+        stay categorical (cheap to scan and to compare with a string)."""
+        return self.rows().select(ACTIVITY_COLUMNS)
 
 
 def signature_table(catalogue: Catalogue) -> pl.DataFrame:

@@ -134,7 +134,7 @@ class Findings(_Model):
     tool_version: str
     catalogue_digest: str
     bundle: BundleSummary
-    #: The attempt that ended the workload (the latest one).
+    #: The attempt that ended the workload: the latest with a first error, else the latest.
     verdict: Verdict
     attempts: list[Verdict]
     coverage: list[Coverage]

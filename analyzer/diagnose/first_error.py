@@ -4,7 +4,8 @@ Candidates are the attempt's matches of one role (roots; secondaries only when t
 root at all). Clocks of different hosts disagree by up to ``tolerance`` (a default of 2 s, or
 the larger skew measured between hosts), so the earliest candidate does not decide alone:
 
-1. every candidate row within ``tolerance`` of the earliest one is *simultaneous*;
+1. every candidate row within ``tolerance`` of the earliest one is *simultaneous* (times
+   corrected by each host's measured clock offset where one was measured);
 2. of each host only its own earliest row counts (one host's clock orders its own rows);
 3. among those, the highest signature precedence wins, then the earlier time, then the
    row's position in the case;
@@ -29,17 +30,23 @@ class Winner:
 
 
 def pick(evidence: pl.DataFrame, role: str, tolerance_ns: int) -> Winner | None:
-    """The first error of ``role`` in one attempt's ``evidence`` (None when there is none)."""
-    candidates = evidence.filter((pl.col("role") == role) & pl.col("ts").is_not_null())
+    """The first error of ``role`` in one attempt's ``evidence`` (None when there is none).
+
+    Times are compared as ``rank_ts`` (the time corrected by the host's measured clock
+    offset, :mod:`analyzer.diagnose.skew`) when the frame has it, else as ``ts``.
+    """
+    if "rank_ts" not in evidence.columns:
+        evidence = evidence.with_columns(pl.col("ts").alias("rank_ts"))
+    candidates = evidence.filter((pl.col("role") == role) & pl.col("rank_ts").is_not_null())
     if candidates.height == 0:
         return None
-    earliest = candidates["ts"].min()
+    earliest = candidates["rank_ts"].min()
     window = candidates.filter(
-        pl.col("ts") <= pl.lit(earliest) + pl.duration(nanoseconds=tolerance_ns)
+        pl.col("rank_ts") <= pl.lit(earliest) + pl.duration(nanoseconds=tolerance_ns)
     )
     # One host's earliest candidate row (all signatures of that row).
     first_rows = (
-        window.sort("ts", "row_id")
+        window.sort("rank_ts", "row_id")
         .group_by("host", maintain_order=True)
         .agg(pl.col("row_id").first())
         .get_column("row_id")
@@ -48,10 +55,11 @@ def pick(evidence: pl.DataFrame, role: str, tolerance_ns: int) -> Winner | None:
     ranked = on_rows.with_columns(
         pl.col("precedence").max().over("row_id").alias("_row_precedence")
     ).sort(
-        ["_row_precedence", "ts", "row_id", "precedence", "signature"],
+        ["_row_precedence", "rank_ts", "row_id", "precedence", "signature"],
         descending=[True, False, False, True, False],
     )
     best = ranked.row(0, named=True)
     best.pop("_row_precedence")
+    best.pop("rank_ts")
     rivals = on_rows.filter((pl.col("row_id") != best["row_id"]) & (pl.col("host") != best["host"]))
     return Winner(row=best, rivals=rivals, candidates=candidates["row_id"].n_unique())

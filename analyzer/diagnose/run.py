@@ -74,17 +74,24 @@ def diagnose(
         tool_version=__version__,
         catalogue_digest=catalogue_digest(catalogue),
         bundle=_bundle(case, data),
-        verdict=verdicts[-1],
+        verdict=_final(verdicts),
         attempts=verdicts,
         coverage=_coverage(daemon, evidence, drafts, quoted),
         settings={"skew_s": settings.skew_s, "silence_s": settings.silence_s},
     )
 
 
+def _final(verdicts: list[Verdict]) -> Verdict:
+    """The attempt that ended the workload: the latest one with a first error (a trailing
+    attempt with no failure in it did not end anything), else the latest one."""
+    failed = [v for v in verdicts if v.first_error is not None]
+    return failed[-1] if failed else verdicts[-1]
+
+
 def _last_seen(
     activity: pl.LazyFrame, attempts: list[attempts_mod.Attempt]
-) -> dict[int, dict[str, int]]:
-    """attempt -> host -> time (ns) of the host's last workload row in that attempt."""
+) -> dict[int, dict[str, tuple[int, int]]]:
+    """attempt -> host -> (time in ns, row id) of the host's last workload row there."""
     table = (
         attempts_mod.assign_labelled(
             activity.filter(
@@ -95,12 +102,15 @@ def _last_seen(
             attempts,
         )
         .group_by("attempt_index", "host")
-        .agg(pl.col("ts").max().dt.epoch("ns").alias("last"))
+        .agg(
+            pl.col("ts").max().dt.epoch("ns").alias("last"),
+            pl.col("row_id").sort_by("ts", "row_id").last().alias("row_id"),
+        )
         .collect()
     )
-    result: dict[int, dict[str, int]] = {}
-    for index, host, last in table.rows():
-        result.setdefault(int(index), {})[str(host)] = int(last)
+    result: dict[int, dict[str, tuple[int, int]]] = {}
+    for index, host, last, row_id in table.rows():
+        result.setdefault(int(index), {})[str(host)] = (int(last), int(row_id))
     return result
 
 

@@ -73,11 +73,5 @@ def _one(
 def _workloads(host_map: HostMap, preferred: str | None) -> list[str]:
     """The reporter's own workload first, then every workload the host map knows (a
     coordination-service line may come from a row without workload labels)."""
-    known = sorted(
-        {
-            alias.split(":", 1)[1].rsplit("#", 1)[0]
-            for alias in host_map.table.filter(host_map.table["kind"] == "task")["alias"].to_list()
-        }
-    )
     ordered = [preferred] if preferred else []
-    return ordered + [w for w in known if w != preferred]
+    return ordered + [w for w in host_map.task_workloads if w != preferred]

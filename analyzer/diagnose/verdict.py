@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from analyzer.diagnose import first_error, subjects
+from analyzer.diagnose import first_error, skew, subjects
 from analyzer.diagnose.attempts import Attempt
 from analyzer.diagnose.evidence import CaseData
 from analyzer.diagnose.findings import Confidence, CulpritKind
@@ -93,8 +93,8 @@ class Context:
     data: CaseData
     attempt: Attempt
     evidence: pl.DataFrame
-    #: host -> last row time (ns) of its workload's own output in this attempt.
-    last_seen: dict[str, int]
+    #: host -> (time in ns, row id) of the last row of its workload's own output here.
+    last_seen: dict[str, tuple[int, int]]
     tolerance_ns: int
 
     @property
@@ -104,10 +104,12 @@ class Context:
 
 def decide(context: Context) -> VerdictDraft:
     """The verdict of one attempt."""
-    winner = first_error.pick(context.evidence, "root", context.tolerance_ns)
+    offsets = skew.estimate(context.evidence)
+    ranked = skew.corrected(context.evidence, offsets)
+    winner = first_error.pick(ranked, "root", context.tolerance_ns)
     role = "root"
     if winner is None:
-        winner = first_error.pick(context.evidence, "secondary", context.tolerance_ns)
+        winner = first_error.pick(ranked, "secondary", context.tolerance_ns)
         role = "secondary"
     if winner is None:
         return _undetermined(context)
@@ -122,6 +124,7 @@ def decide(context: Context) -> VerdictDraft:
             [int(str(row["row_id"]))],
         ),
         _ordering_claim(context, winner, role),
+        *_offset_claims(offsets),
     ]
     culprit, culprit_claims = _culprit(context, row)
     claims += culprit_claims
@@ -220,6 +223,22 @@ def _aftermath(context: Context, row: dict[str, object]) -> list[Claim]:
             )
         )
     return claims
+
+
+def _offset_claims(offsets: skew.Offsets) -> list[Claim]:
+    if offsets.hosts == 0:
+        return []
+    return [
+        Claim(
+            f"Clock offsets of {offsets.hosts} hosts were measured from {offsets.signature} "
+            "(a line every task writes at the same real moment); the largest is "
+            f"{offsets.largest_ns / 1e9:.2f} s, and first errors were compared on corrected "
+            "times.",
+            "inferred",
+            "clock-offsets",
+            offsets.row_ids[:MAX_CITED],
+        )
+    ]
 
 
 def _ordering_claim(context: Context, winner: first_error.Winner, role: str) -> Claim:
@@ -458,28 +477,16 @@ def _silent_first(context: Context) -> tuple[str, list[int], str] | None:
     the others then timed out: ``(host, cited row ids, statement)``."""
     if len(context.last_seen) < 2:
         return None
-    ordered = sorted(context.last_seen.items(), key=lambda item: (item[1], item[0]))
-    (host, last), (_, runner_up) = ordered[0], ordered[1]
+    ordered = sorted(context.last_seen.items(), key=lambda item: (item[1][0], item[0]))
+    (host, (last, row_id)), (_, (runner_up, _)) = ordered[0], ordered[1]
     if runner_up - last <= context.tolerance_ns:
         return None
-    last_row = (
-        context.data.activity()
-        .filter(
-            (pl.col("host") == host)
-            & pl.col("source").is_in(WORKLOAD_SOURCES)
-            & (pl.col("ts").dt.epoch("ns") == last)
-        )
-        .select("row_id")
-        .head(1)
-        .collect()["row_id"]
-        .to_list()
-    )
     gap = (runner_up - last) / 1e9
     text = (
         f"{host}'s workload stopped logging first: its last line is {gap:.1f} s before any "
         "other host's."
     )
-    return host, last_row, text
+    return host, [row_id], text
 
 
 def _corroboration(context: Context, host: str, winner_id: int) -> list[Claim]:

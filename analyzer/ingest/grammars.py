@@ -157,6 +157,19 @@ GRAMMARS: Final[tuple[Grammar, ...]] = (
         "local",
         "%y%m%d %H%M%S",
     ),
+    # Blue Gene/L RAS events (as the loghub BGL dataset has them, its label column removed):
+    # ``1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872
+    # R02-M1-N0-C:J12-U11 RAS KERNEL INFO …`` (``NULL DISCOVERY …`` for service events). The
+    # leading epoch seconds are exact UTC; the second stamp is the machine's local time (whole
+    # seconds agree), so it is not used.
+    Grammar(
+        "bgl_ras",
+        "bgl",
+        r"^(?P<stamp>\d{9,11}) \d{4}\.\d{2}\.\d{2} (?P<host>\S+) "
+        r"\d{4}-\d{2}-\d{2}-\d{2}\.\d{2}\.\d{2}\.\d{6} \S+ (?P<logger>\S+ \S+) "
+        r"(?P<lvl>[A-Z]+) ",
+        "epoch",
+    ),
     Grammar(
         "syslog",
         "syslog",

@@ -127,6 +127,22 @@ def _ns(row: dict[str, object]) -> int:
             "dfs.DataNode$PacketResponder",
             "PacketResponder 1 terminating",
         ),
+        (
+            "1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 "
+            "R02-M1-N0-C:J12-U11 RAS KERNEL INFO instruction cache parity error corrected",
+            "bgl_ras",
+            "INFO",
+            "RAS KERNEL",
+            "instruction cache parity error corrected",
+        ),
+        (
+            "1119977619 2005.06.28 R02-M1-NE 2005-06-28-09.53.39.479164 R02-M1-NE NULL "
+            "DISCOVERY WARNING Node card is not fully functional",
+            "bgl_ras",
+            "WARNING",
+            "NULL DISCOVERY",
+            "Node card is not fully functional",
+        ),
         ("just some print() output", None, None, None, "just some print() output"),
     ],
 )
@@ -156,6 +172,7 @@ def test_every_grammar_has_a_positive_case_above() -> None:
         "spark",
         "hdfs",
         "syslog",
+        "bgl_ras",
     }
     assert names == tested
 
@@ -237,3 +254,14 @@ def test_check_tz() -> None:
     assert check_tz("Europe/Zurich") == "Europe/Zurich"
     with pytest.raises(UsageError, match="Mars/Olympus"):
         check_tz("Mars/Olympus")
+
+
+def test_bgl_time_is_the_epoch_and_the_host_is_the_node() -> None:
+    row = _parse(
+        "1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 "
+        "R02-M1-N0-C:J12-U11 RAS KERNEL INFO instruction cache parity error corrected"
+    )
+    # 1117838570 is 2005-06-03 22:42:50 UTC; the second stamp is local (UTC-7) and unused.
+    assert _ns(row) == 1117838570 * 1_000_000_000
+    assert row["ts_quality"] == "exact"
+    assert row["host"] == "R02-M1-N0-C:J12-U11"
