@@ -14,7 +14,11 @@ kind:
   count, minutes and rate, the latest result, likewise;
 * match, between :data:`MATCH_BEGIN` and :data:`MATCH_END`: per requested case size and
   backend or baseline, the latest result, likewise (its ratios are to the baselines of its
-  own run).
+  own run);
+* analyze (``python -m benchmarks.analyze``, written by :func:`record_analyze`), between
+  :data:`ANALYZE_BEGIN` and :data:`ANALYZE_END` (added in front of the BGL section when
+  missing): per bundle (scenario, hosts, minutes, rate, seed) and measurement, the latest
+  result, likewise.
 """
 
 from __future__ import annotations
@@ -504,3 +508,207 @@ def conclude(
     if keep:
         out = record(report)
         say(f"wrote {out.relative_to(REPO_DIR)} and {RESULTS_MD.relative_to(REPO_DIR)}")
+
+
+# -- the end-to-end analysis benchmark (python -m benchmarks.analyze) ---------------------------
+
+ANALYZE_BEGIN: Final = "<!-- analyze:begin -->"
+ANALYZE_END: Final = "<!-- analyze:end -->"
+ANALYZE: Final = "analyze"
+#: The section that the analyze section goes in front of when RESULTS.md has no analyze
+#: markers yet (written by ``python -m benchmarks.bgl --record``).
+BGL_BEGIN: Final = "<!-- bgl:begin -->"
+#: The heading and prose put in front of the analyze markers when they are first added.
+ANALYZE_INTRO: Final = """## End-to-end analysis: bundle to report
+
+`python -m benchmarks.analyze [--hosts 1024] [--scenario host-crash-heartbeat] [--minutes 60]
+[--rate 60] [--seed 0] [--runs 3] [--no-record] [--keep]` (from the repository root) times
+`culprit analyze` on a whole incident bundle written by the fixtures generator. The bundle is
+generated once and cached in `benchmarks/.cache/analyze/` under a name carrying scenario,
+hosts, minutes, rate, seed, a digest of the `fixtures/` sources and the culprit version; its
+`truth.toml` (the generator's expected verdict) is kept beside it, out of what is ingested.
+Every input is read once before the first timed run (page cache), and `sync` runs before
+every run, outside the timed region. Each command runs `--runs` times in a fresh child
+process, timed as for ingest: wall time around the child (interpreter start-up and imports
+included, about a second), peak RSS and CPU the kernel's `rusage` of the `culprit` process.
+The verdict of the first bundle → report run (its first error's citation and its culprit) is
+checked against `truth.toml`. Raw figures are in `benchmarks/results/<date>-<host>.json`
+(kind `analyze`); a recorded run rebuilds the section below from all of them (one row per
+measurement, scenario, hosts, minutes, rate and seed: its latest measurement).
+
+"""
+#: The measurements of an analyze run, in table order: name -> order.
+ANALYZE_ORDER: Final = {"bundle-to-report": 0, "rematch-diagnose": 1, "diagnose-only": 2}
+
+
+def analyze_table(results: list[dict[str, Any]], measured: list[str] | None = None) -> str:
+    """The end-to-end analysis table; ``measured`` adds a column saying when each row was
+    measured."""
+    extra = measured is not None
+    head = (
+        "| measurement | "
+        + ("measured | " if extra else "")
+        + "hosts | rows | bundle MiB | wall s, median (min–max) | peak RSS MiB |\n"
+        + "|---|"
+        + ("---|" if extra else "")
+        + "--:|--:|--:|--:|--:|\n"
+    )
+    body = "".join(
+        f"| {r['label']} | "
+        + (f"{measured[i]} | " if measured is not None else "")
+        + f"{r['hosts']:,} | {r['rows']:,} | {r['bundle_mib']:,.1f} "
+        f"| {r['median_s']:,.1f} ({r['min_s']:,.1f}–{r['max_s']:,.1f}) "
+        f"| {r['peak_rss_mib']:,.0f} |\n"
+        for i, r in enumerate(results)
+    )
+    return head + body
+
+
+#: What an analysis row stands for: scenario, hosts, minutes, rate, seed, measurement.
+AnalyzeKey = tuple[str, int, float, float, int, str]
+
+
+def _analyze_key(report: dict[str, Any], result: dict[str, Any]) -> AnalyzeKey:
+    """What an analysis row stands for: scenario, hosts, minutes, rate, seed, measurement."""
+    return (
+        str(report["scenario"]),
+        int(report["hosts"]),
+        float(report["minutes"]),
+        float(report["rate"]),
+        int(report["seed"]),
+        str(result["name"]),
+    )
+
+
+def latest_analyze_results(directory: Path) -> list[Entry]:
+    """Per scenario, hosts, minutes, rate, seed and measurement, the latest recorded analysis
+    result: ``(report, result, file name)``, larger bundles first, then the measurements in
+    :data:`ANALYZE_ORDER` (reports ordered as by :func:`latest_results`)."""
+    latest: dict[AnalyzeKey, Entry] = {}
+    for _, report, file in _reports(directory, ANALYZE):
+        for result in report.get("results", []):
+            latest[_analyze_key(report, result)] = (report, result, file)
+
+    def order(key: AnalyzeKey) -> tuple[Any, ...]:
+        scenario, hosts, minutes, rate, seed, name = key
+        rank = ANALYZE_ORDER.get(name, len(ANALYZE_ORDER))
+        return (scenario, -hosts, -minutes, -rate, seed, rank, name)
+
+    return [latest[key] for key in sorted(latest, key=order)]
+
+
+def _yes(value: bool) -> str:
+    return "yes" if value else "**no**"
+
+
+def _verdict_line(report: dict[str, Any]) -> str:
+    """The verdict of a run's first bundle → report run against the generator's truth."""
+    check = report["verdict"]
+    found, expected = check["found"], check["expected"]
+    first = found.get("first_error")
+    cited = f"`{first['path']}:{first['line']}` ({first['signature']})" if first else "none"
+    want = expected["first_error"]
+    host, true_host = found["culprit"].get("host") or "–", expected["culprit"].get("host") or "–"
+    return (
+        f"  * Verdict of the first bundle → report run: attempt {found['attempt']}, "
+        f"{found['failure_mode']}; first error {cited}; culprit {found['culprit']['kind']} "
+        f"`{host}`. Truth (`truth.toml`, attempt {expected['attempt']}): first error "
+        f"`{want['path']}:{want['line']}`, culprit {expected['culprit']['kind']} `{true_host}`. "
+        f"First error matches: {_yes(check['first_error_matches'])}; culprit matches: "
+        f"{_yes(check['culprit_matches'])}; **verdict matches truth: "
+        f"{'yes' if check['matches'] else 'no'}**."
+    )
+
+
+def analyze_section(entries: list[Entry]) -> str:
+    """The text between the analyze markers: what each figure times, the latest result of
+    every measurement per bundle, the runs they come from and per-row details."""
+    if not entries:
+        return f"{ANALYZE_BEGIN}\nNo end-to-end analysis run recorded yet.\n{ANALYZE_END}\n"
+    lines, runs = _head(
+        ANALYZE_BEGIN,
+        "What each figure times, from the same generated bundle in the same run: "
+        "**bundle → report** is `culprit analyze BUNDLE -o OUT --quiet` with no case yet "
+        "(`OUT` deleted before each run, outside the timed region): ingesting the whole bundle "
+        "into `OUT/case` with every reader it needs, matching the signature catalogue, "
+        "diagnosing, and writing `OUT/report.md` and `OUT/findings.json`. **re-match + "
+        "diagnose** is `culprit analyze OUT/case --quiet` on that ingested case with "
+        "`OUT/case/matches.parquet` deleted before each run (outside the timed region): "
+        "matching, diagnosing and writing the reports (into the case directory), no ingest. "
+        "**diagnose only** is `culprit analyze OUT/case -o OUT2 --quiet` on the ingested and "
+        "matched case: its matches were made with the same catalogue over the same rows, so "
+        "they are reused (checked: the matches file is left untouched) and only diagnosing and "
+        "writing the reports is left. All three include start-up and imports (about a second) "
+        "and reading the case. Each row is the latest recorded measurement of its kind on its "
+        "bundle (scenario, hosts, minutes, rate, seed); the "
+        "*measured* column gives that run's date and commit (`+`: with uncommitted changes to "
+        "`analyzer/`) and the run it came from (below). Rows = rows of the ingested case; "
+        "bundle MiB = the sizes of the bundle's files; peak RSS = the highest of the runs.",
+        entries,
+        analyze_table,
+    )
+    for index, file, report in runs:
+        v = report["machine"]["versions"]
+        tools = (
+            f"culprit {v['culprit']}, polars {v['polars']}, pyarrow {v['pyarrow']}, "
+            f"duckdb {v['duckdb']}, numpy {v['numpy']}"
+        )
+        how = f"{report['runs']} run(s) of each measurement, each in a fresh child process"
+        lines.append(_run_line(_letter(index), file, report, tools, how))
+        b, case = report["bundle"], report["case"]
+        lines.append(
+            f"  * Bundle: {report['scenario']}, {report['hosts']:,} hosts × "
+            f"{report['minutes']:g} min, rate {report['rate']:g}, seed {report['seed']} "
+            f"(fixtures `{b['fixtures_sha256']}`): {b['bytes']:,} bytes in {b['files']:,} "
+            f"files. Case: {case['counts']['records']:,} records -> {case['rows']:,} rows, "
+            f"{case['counts']['folded']:,} folded, {case['counts']['quarantined']:,} "
+            f"quarantined; {case['case_mib']:,.0f} MiB on disk; {case['matches']:,} matches."
+        )
+        lines.append(_verdict_line(report))
+    lines.append("")
+    for report, r, _ in entries:
+        walls = ", ".join(f"{run['seconds']:,.1f} s" for run in r["runs"])
+        cpu = ", ".join(f"{run['user_s'] + run['system_s']:,.1f} s" for run in r["runs"])
+        load = ", ".join(
+            f"{run['load_before']:.1f} -> {run['load_after']:.1f}" for run in r["runs"]
+        )
+        agree = "" if r.get("verdicts_agree", True) else " **The runs' verdicts differ.**"
+        lines.append(
+            f"* {r['label']}, {report['scenario']}, {report['hosts']:,} hosts × "
+            f"{report['minutes']:g} min, {report['date']}: `{r['command']}`.{agree} Wall per "
+            f"run {walls}; CPU per run {cpu}; peak RSS {r['peak_rss_mib']:,.0f} MiB; "
+            f"1-minute load average before -> after each run {load}."
+        )
+    lines.append(ANALYZE_END)
+    return "\n".join(lines) + "\n"
+
+
+def place_results_md_section(
+    section: str, begin: str, end: str, *, before: str, intro: str = ""
+) -> None:
+    """Put ``section`` between the markers ``begin`` and ``end`` of RESULTS.md; when they are
+    missing, add ``intro`` and the section in front of the marker ``before`` (at the end of
+    the file when that is missing too)."""
+    text = RESULTS_MD.read_text() if RESULTS_MD.is_file() else "# Benchmark results\n\n"
+    if begin in text and end in text:
+        update_results_md(section, begin, end)
+        return
+    if before in text:
+        head, _, rest = text.partition(before)
+        text = head + intro + section.rstrip("\n") + "\n\n" + before + rest
+    else:
+        text = text.rstrip("\n") + "\n\n" + intro + section
+    RESULTS_MD.write_text(text)
+
+
+def record_analyze(report: dict[str, Any]) -> Path:
+    """Write the analyze ``report`` to a new results file and rebuild the analyze section of
+    RESULTS.md (added in front of the BGL section when missing); the file."""
+    out = _results_path(report["date"], report["machine"]["hostname"])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    section = analyze_section(latest_analyze_results(out.parent))
+    place_results_md_section(
+        section, ANALYZE_BEGIN, ANALYZE_END, before=BGL_BEGIN, intro=ANALYZE_INTRO
+    )
+    return out
