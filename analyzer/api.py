@@ -30,6 +30,7 @@ from analyzer.ingest.base import ReadOptions
 from analyzer.ingest.detect import reader_named
 from analyzer.ingest.pipeline import IngestRun, NullProgress, Progress
 from analyzer.ingest.timestamps import check_tz
+from analyzer.replay.run import Outcome
 from analyzer.signatures.catalog import Catalogue, Problem
 from analyzer.signatures.catalog import load as load_catalogue
 from analyzer.signatures.compile import CompiledCatalogue
@@ -531,3 +532,50 @@ def diagnose_case(
 def findings_schema() -> dict[str, Any]:
     """The JSON Schema of ``findings.json``."""
     return Findings.model_json_schema()
+
+
+# -- regression replay ------------------------------------------------------------------------
+
+
+def replay(
+    paths: Sequence[str | Path],
+    *,
+    work: str | Path | None = None,
+    signatures: Sequence[str | Path] = (),
+    jobs: int | None = None,
+    accept: bool = False,
+) -> list[Outcome]:
+    """Re-analyze every replay spec in ``paths`` (spec directories, or folders holding them)
+    and compare with its expected.toml; with ``accept``, freeze each current verdict into
+    its expected.toml (the outcomes still show what changed).
+
+    Args:
+        work: where each run's case and reports go (a temporary directory, removed
+            afterwards, when None).
+        signatures: extra signature folders used for every spec ("what would this new
+            signature change across our past incidents?").
+        jobs: parallel analyses (default: one per core).
+
+    Raises:
+        UsageError: a path holds no spec, or a spec is invalid.
+        SignatureError: an extra signature folder does not load.
+    """
+    import tempfile
+
+    from analyzer.replay.run import accepted
+    from analyzer.replay.run import replay as run_all
+    from analyzer.replay.spec import find_specs, write_expected
+
+    specs = find_specs([Path(p) for p in paths])
+    extra = [Path(s) for s in signatures]
+    load_catalogue(extra)  # a broken signature folder fails once, not once per spec
+    if work is None:
+        with tempfile.TemporaryDirectory(prefix="culprit-replay-") as scratch:
+            outcomes = run_all(specs, Path(scratch), signatures=extra, jobs=jobs)
+    else:
+        outcomes = run_all(specs, Path(work), signatures=extra, jobs=jobs)
+    if accept:
+        for outcome in outcomes:
+            if outcome.got is not None:
+                write_expected(outcome.spec.path, accepted(outcome))
+    return outcomes

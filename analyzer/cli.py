@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 
     from analyzer.case.info import CaseInfo
 
+#: A check found differences (replay): not an error of culprit or of its input.
+EXIT_FAILED: Final = 1
 EXIT_ERROR: Final = 2
 EXIT_BUG: Final = 3
 
@@ -412,6 +414,84 @@ def analyze(
         f"{attempts} attempt(s); report: {result.report_path}; findings: {result.findings_path}",
         markup=False,
     )
+
+
+@app.command("replay")
+def replay_(
+    specs: Annotated[
+        list[Path], typer.Argument(help="Replay spec directories, or folders holding them.")
+    ],
+    accept: Annotated[
+        bool,
+        typer.Option(help="Freeze the current verdicts into expected.toml (after the diff)."),
+    ] = False,
+    junit: Annotated[
+        Path | None, typer.Option(help="Also write the outcomes as JUnit XML to this file.")
+    ] = None,
+    signatures: Annotated[
+        list[Path] | None,
+        typer.Option("--signatures", help="An extra signature folder for every spec; repeatable."),
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option(help="Parallel analyses (default: one per core).")
+    ] = None,
+    work: Annotated[
+        Path | None, typer.Option(help="Keep each run's case and reports in this directory.")
+    ] = None,
+) -> None:
+    """Re-analyze past incidents and compare each with its expected.toml; exit 1 on any
+    difference (or with --accept, write the new verdicts).
+
+    Example: culprit replay fixtures/replay --junit replay.xml
+    """
+    from rich.table import Table
+
+    from analyzer import api
+    from analyzer.replay.junit import write_junit
+
+    outcomes = _run(
+        lambda: api.replay(specs, work=work, signatures=signatures or [], jobs=jobs, accept=accept)
+    )
+    console = _console()
+    table = Table(title="culprit replay")
+    for column in ("spec", "expected", "got", "result", "s"):
+        table.add_column(column, justify="right" if column == "s" else "left")
+    for outcome in outcomes:
+        expected = outcome.spec.expected.attempts[-1] if outcome.spec.expected.attempts else None
+        got = outcome.got[-1] if outcome.got else None
+        result = "error" if outcome.error else ("pass" if outcome.passed else "FAIL")
+        if accept and outcome.got is not None and not outcome.passed:
+            result = "accepted"
+        table.add_row(
+            outcome.spec.name,
+            _brief(expected),
+            _brief(got),
+            result,
+            f"{outcome.seconds:.1f}",
+        )
+    console.print(table)
+    for outcome in outcomes:
+        if outcome.error:
+            console.print(f"{outcome.spec.path}: error: {outcome.error}", markup=False)
+        for difference in outcome.differences:
+            console.print(f"{outcome.spec.path}: {difference}", markup=False)
+    if junit is not None:
+        write_junit(outcomes, junit)
+    failed = [o for o in outcomes if not o.passed]
+    console.print(
+        f"{len(outcomes) - len(failed)} of {len(outcomes)} specs pass"
+        + (" (new verdicts written to expected.toml)" if accept and failed else ""),
+        markup=False,
+    )
+    if failed and not accept:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _brief(attempt: Any) -> str:
+    if attempt is None:
+        return "–"
+    who = attempt.culprit_host or attempt.culprit_kind
+    return f"{attempt.failure_mode}: {who}"
 
 
 schema_app = typer.Typer(help="JSON Schemas of culprit's outputs.", no_args_is_help=True)
