@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,7 +150,6 @@ def _reuse(
 
 
 def _jsonable(settings: dict[str, Any]) -> dict[str, Any]:
-    import json
 
     return json.loads(json.dumps(settings))  # type: ignore[no-any-return]
 
@@ -338,7 +338,6 @@ def match_line(
 ) -> list[LineMatch]:
     """The signatures that match ``line`` (as a row's message) and their captures. Without
     ``source`` a signature's source list is not applied."""
-    import json
 
     from analyzer.schema import SOURCES
     from analyzer.signatures.backends.python import match
@@ -457,6 +456,12 @@ def analyze(
         raise UsageError("--skew must be >= 0 and --silence > 0 seconds")
     chosen = backend_named(backend)
     paths = [Path(p) for p in inputs]
+    from analyzer.handoff import is_handoff
+
+    if len(paths) == 1 and is_handoff(paths[0]):
+        if out is None:
+            raise UsageError("a handoff needs -o DIR (it is unpacked and re-diagnosed there)")
+        return _analyze_handoff(paths[0], Path(out), template)
     ingested = False
     if len(paths) == 1 and _is_case(paths[0]):
         case_dir = paths[0]
@@ -579,3 +584,177 @@ def replay(
             if outcome.got is not None:
                 write_expected(outcome.spec.path, accepted(outcome))
     return outcomes
+
+
+# -- handoff bundles --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HandoffResult:
+    """What :func:`handoff` wrote."""
+
+    path: Path
+    case_id: str
+    members: int
+    bytes: int
+    rows: int
+    findings: Findings
+    #: Whether re-diagnosing the packed evidence gave the same verdicts (checked on creation).
+    reproduces: bool
+
+
+def verdict_key(findings: Findings) -> list[tuple[object, ...]]:
+    """What two analyses must agree on to have the same verdict, attempt by attempt."""
+    return [
+        (
+            v.attempt,
+            v.failure_mode,
+            None
+            if v.first_error is None
+            else (v.first_error.citation.path, v.first_error.citation.line),
+            v.culprit.kind,
+            v.culprit.host,
+            v.confidence,
+        )
+        for v in findings.attempts
+    ]
+
+
+def handoff(
+    inputs: Sequence[str | Path],
+    out: str | Path,
+    *,
+    case_id: str | None = None,
+    context: int = 5,
+    signatures: Sequence[str | Path] = (),
+    skew_s: float = 2.0,
+    silence_s: float = 600.0,
+) -> HandoffResult:
+    """Analyze a case (or a bundle, ingested into a scratch directory) and pack the handoff
+    archive ``out`` (``.tar.zst``): redacted report and findings, the rows behind them, the
+    host map, the attempts, extra signature folders and a manifest of sha256s.
+
+    Raises:
+        UsageError: ``out`` does not end in .tar.zst, or ``context`` is negative.
+        BundleError, CaseError, SignatureError: as for :func:`analyze`.
+    """
+    from analyzer import handoff as handoff_mod
+    from analyzer.diagnose import attempts as attempts_mod
+    from analyzer.diagnose.evidence import load as load_evidence
+    from analyzer.report.redact import redact
+
+    target = Path(out)
+    if not target.name.endswith(".tar.zst"):
+        raise UsageError("the handoff file name must end in .tar.zst", path=str(target))
+    if context < 0:
+        raise UsageError("--context must be >= 0")
+    folders = [Path(p) for p in signatures]
+    with handoff_mod.scratch() as scratch:
+        result = analyze(
+            inputs, Path(scratch) / "out", signatures=folders, skew_s=skew_s, silence_s=silence_s
+        )
+        opened = load_case(result.case)
+        catalogue = load_catalogue(folders)
+        activity = load_evidence(opened, catalogue).activity()
+        attempts = attempts_mod.split(activity, silence_s=silence_s)
+        chosen_id = case_id or result.findings.bundle.id[:12]
+        archive, manifest, ids = handoff_mod.build(
+            opened,
+            result.findings,
+            result.report_path.read_text(encoding="utf-8"),
+            attempts,
+            redact=redact,
+            case_id=chosen_id,
+            signature_folders=folders,
+            context=context,
+        )
+        again = _reanalyze(archive_members(archive), Path(scratch) / "check", skew_s, silence_s)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _write_bytes(target, archive)
+    except OSError as exc:
+        raise UsageError(f"cannot write the handoff: {exc}", path=str(target)) from None
+    return HandoffResult(
+        path=target,
+        case_id=chosen_id,
+        members=len(manifest.members) + 1,
+        bytes=len(archive),
+        rows=len(ids),
+        findings=result.findings,
+        reproduces=verdict_key(again) == verdict_key(result.findings),
+    )
+
+
+def archive_members(archive: bytes) -> dict[str, bytes]:
+    """The verified members of a handoff archive held in memory."""
+    import tempfile
+
+    from analyzer import handoff as handoff_mod
+
+    with tempfile.TemporaryDirectory(prefix="culprit-handoff-") as scratch:
+        path = Path(scratch) / "handoff.tar.zst"
+        path.write_bytes(archive)
+        return handoff_mod.read(path)[1]
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.partial")
+    temporary.write_bytes(data)
+    temporary.replace(path)
+
+
+def _reanalyze(
+    members: dict[str, bytes], target: Path, skew_s: float, silence_s: float
+) -> Findings:
+    """Diagnose a handoff's mini-case with its recorded attempts and packed signatures."""
+    from analyzer import handoff as handoff_mod
+    from analyzer.diagnose.run import Settings, diagnose
+    from analyzer.report.redact import redact
+
+    handoff_mod.unpack(members, target)
+    folders = sorted(p for p in (target / handoff_mod.SIGNATURES_DIR).glob("*") if p.is_dir())
+    catalogue = load_catalogue(folders)
+    return diagnose(
+        load_case(target / handoff_mod.CASE_DIR),
+        catalogue,
+        Settings(skew_s=skew_s, silence_s=silence_s),
+        redact=redact,
+        attempts=handoff_mod.attempts_of(members),
+    )
+
+
+def verify_handoff(path: str | Path) -> dict[str, Any]:
+    """Check a handoff archive against its manifest; return the manifest.
+
+    Raises:
+        HandoffError: damaged, tampered with, or not a handoff.
+    """
+    import dataclasses as dc
+
+    from analyzer import handoff as handoff_mod
+
+    manifest, _ = handoff_mod.read(Path(path))
+    return dc.asdict(manifest)
+
+
+def _analyze_handoff(path: Path, out: Path, template: str) -> AnalyzeResult:
+    """Verify a handoff, unpack it under ``OUT/handoff`` and re-diagnose its evidence."""
+    from analyzer import handoff as handoff_mod
+    from analyzer.report import markdown, modelarts_zh
+
+    _, members = handoff_mod.read(path)
+    settings = json.loads(members["findings.json"]).get("settings", {})
+    findings = _reanalyze(
+        members,
+        out / "handoff",
+        float(settings.get("skew_s", 2.0)),
+        float(settings.get("silence_s", 600.0)),
+    )
+    renderer = modelarts_zh.render if template == "modelarts-zh" else markdown.render
+    out.mkdir(parents=True, exist_ok=True)
+    findings_path, report_path = out / FINDINGS_FILE, out / REPORT_FILE
+    _write_text(findings_path, findings.model_dump_json(indent=2) + "\n")
+    _write_text(report_path, renderer(findings))
+    return AnalyzeResult(
+        out / "handoff" / handoff_mod.CASE_DIR, findings_path, report_path, findings, False, False
+    )

@@ -494,6 +494,68 @@ def _brief(attempt: Any) -> str:
     return f"{attempt.failure_mode}: {who}"
 
 
+@app.command("handoff")
+def handoff_(
+    target: Annotated[
+        list[str],
+        typer.Argument(
+            help="A case or bundle to pack; or `verify FILE` to check a handoff archive.",
+            metavar="CASE_OR_BUNDLE... | verify FILE",
+        ),
+    ],
+    out: Annotated[
+        Path | None, typer.Option("-o", "--out", help="The handoff archive to write (.tar.zst).")
+    ] = None,
+    case_id: Annotated[
+        str | None, typer.Option(help="An id for the case (default: the bundle id's start).")
+    ] = None,
+    context: Annotated[
+        int, typer.Option(help="Rows of context per host on each side of the first error.")
+    ] = 5,
+    signatures: Annotated[
+        list[Path] | None,
+        typer.Option("--signatures", help="An extra signature folder (packed too); repeatable."),
+    ] = None,
+) -> None:
+    """Pack a case's verdict and the rows behind it for another (air-gapped) machine, redacted,
+    with a manifest of sha256s; `culprit analyze FILE -o DIR` re-diagnoses it there.
+
+    Example: culprit handoff /tmp/case -o incident.handoff.tar.zst
+    """
+    from analyzer import api
+
+    console = _console()
+    if target[0] == "verify":
+        if len(target) != 2:
+            _fail("usage: culprit handoff verify FILE")
+        manifest = _run(lambda: api.verify_handoff(target[1]))
+        console.print(
+            f"{target[1]}: verified {len(manifest['members'])} members against MANIFEST.json "
+            f"(case {manifest['case_id']}, culprit {manifest['tool_version']})",
+            markup=False,
+        )
+        return
+    if out is None:
+        _fail("handoff needs -o FILE.tar.zst")
+    result = _run(
+        lambda: api.handoff(
+            target, out, case_id=case_id, context=context, signatures=signatures or []
+        )
+    )
+    console.print(
+        f"{result.path}: case {result.case_id}, {result.members} members, {result.rows:,} rows, "
+        f"{result.bytes / 2**20:,.1f} MiB",
+        markup=False,
+    )
+    if not result.reproduces:
+        console.print(
+            "warning: re-diagnosing the packed evidence does not give the same verdict; the "
+            "packed findings.json and report.md are the case's own",
+            style="yellow",
+            markup=False,
+        )
+
+
 schema_app = typer.Typer(help="JSON Schemas of culprit's outputs.", no_args_is_help=True)
 app.add_typer(schema_app, name="schema")
 

@@ -66,3 +66,8 @@ class QueryError(AnalyzerError):
 
 class SignatureError(AnalyzerError):
     """A signature file, folder or catalogue cannot be used (the message lists why)."""
+
+
+class HandoffError(AnalyzerError):
+    """A handoff bundle is damaged, tampered with, or not a handoff at all (``path`` names the
+    archive, and the message the member)."""

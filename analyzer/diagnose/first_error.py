@@ -61,5 +61,7 @@ def pick(evidence: pl.DataFrame, role: str, tolerance_ns: int) -> Winner | None:
     best = ranked.row(0, named=True)
     best.pop("_row_precedence")
     best.pop("rank_ts")
-    rivals = on_rows.filter((pl.col("row_id") != best["row_id"]) & (pl.col("host") != best["host"]))
+    rivals = on_rows.filter(
+        (pl.col("row_id") != best["row_id"]) & pl.col("host").ne_missing(best["host"])
+    )
     return Winner(row=best, rivals=rivals, candidates=candidates["row_id"].n_unique())

@@ -45,12 +45,18 @@ def diagnose(
     settings: Settings | None = None,
     *,
     redact: Callable[[str], str] | None = None,
+    attempts: list[attempts_mod.Attempt] | None = None,
 ) -> Findings:
-    """The findings of a matched case (``matches.parquet`` made with ``catalogue``)."""
+    """The findings of a matched case (``matches.parquet`` made with ``catalogue``).
+
+    ``attempts`` replaces the attempt split (a handoff's few rows no longer show the silences
+    and pod generations the full case did; its recorded attempts do).
+    """
     settings = settings or Settings()
     data = load(case, catalogue)
     activity = data.activity()
-    attempts = attempts_mod.split(activity, silence_s=settings.silence_s)
+    if attempts is None:
+        attempts = attempts_mod.split(activity, silence_s=settings.silence_s)
     evidence = attempts_mod.assign_labelled(data.evidence.lazy(), attempts).collect()
     last_seen = _last_seen(activity, attempts)
     tolerance = int(settings.skew_s * 1e9)
