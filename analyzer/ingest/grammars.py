@@ -435,6 +435,24 @@ def _unwrapped(line: str) -> tuple[str, bool]:
     return rest, stamped
 
 
+def any_dated(lines: list[str], grammars: Sequence[Grammar] = GRAMMARS) -> bool:
+    """Whether any line could get a stamp with its year from :func:`parse_lines`: a timestamp
+    wrapper, or a first matching grammar whose stamp carries the date (epoch, zoned, local).
+    False means parsing these lines cannot date any of them (journal and klog heads)."""
+    patterns = _python_patterns(tuple(grammars))
+    for line in lines:
+        rest, stamped = _unwrapped(line)
+        if stamped:
+            return True
+        for pattern, grammar in zip(patterns, grammars, strict=True):
+            if grammar.after_timestamp or not pattern.match(rest):
+                continue
+            if grammar.stamp in ("epoch", "zoned", "local"):
+                return True
+            break
+    return False
+
+
 def any_yearless(lines: list[str], grammars: Sequence[Grammar] = GRAMMARS) -> bool:
     """Whether any line starts with a stamp that has no year (absl ``MMDD``, syslog, vLLM)."""
     patterns = _python_patterns(tuple(grammars))

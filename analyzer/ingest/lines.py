@@ -363,6 +363,8 @@ def year_anchor(
     fallback = ctx.anchor_date()
     if not lines or not grammars.any_yearless(lines, grammar_set):
         return fallback  # nothing in this head needs a year
+    if not grammars.any_dated(lines, grammar_set):
+        return fallback  # nothing in this head could give one (a journal, a klog file)
     text = pl.Series(lines, dtype=pl.String).str.replace_all(grammars.ANSI_ESCAPE, "")
     parsed = grammars.parse_lines(text, anchor=fallback, tz=tz, grammars=grammar_set)
     dated = parsed.filter(pl.col("ts_quality").is_in(["exact", "inferred_tz"]))["ts"].drop_nulls()
