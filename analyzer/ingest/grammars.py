@@ -259,7 +259,7 @@ def parse_lines(
     frame = _peel_wrappers(frame)
     parts: list[pl.DataFrame] = []
     remaining = frame
-    for grammar in grammars:
+    for grammar in _present(frame, grammars):
         if remaining.height == 0:
             break
         groups = remaining["rest"].str.extract_groups(grammar.prefix)
@@ -278,6 +278,22 @@ def parse_lines(
             remaining = remaining.filter(~hit)
     parts.append(_finish(remaining, None, tz))
     return pl.concat(parts, how="vertical").sort("_row").drop("_row")
+
+
+#: Below this many lines, the grammars no line matches are found in one query first: a small
+#: file's cost is the fixed cost of each query, not the regex work.
+_FEW_LINES: Final = 5000
+
+
+def _present(frame: pl.DataFrame, grammars: Sequence[Grammar]) -> Sequence[Grammar]:
+    """``grammars`` without those that match no line of a small ``frame`` (order kept, so the
+    first matching grammar of every line is unchanged); all of them for a large one."""
+    if frame.height >= _FEW_LINES or len(grammars) <= 1:
+        return grammars
+    found = frame.select(
+        pl.col("rest").str.contains(g.prefix).any().alias(str(i)) for i, g in enumerate(grammars)
+    ).row(0)
+    return [g for g, hit in zip(grammars, found, strict=True) if hit]
 
 
 def parse_lines_lazy(
