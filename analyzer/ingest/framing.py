@@ -149,20 +149,35 @@ def decoded_blocks(
     """
     first = True
     while True:
-        try:
-            block = stream.read(size)
-        except CorruptStreamError as exc:
+        # A read may return less than asked (a file's sniffed head comes first): fill the
+        # block, so a small file is one block and pays a reader's per-chunk work once.
+        parts: list[bytes] = []
+        total = 0
+        broken: CorruptStreamError | None = None
+        while total < size:
+            try:
+                more = stream.read(size - total)
+            except CorruptStreamError as exc:
+                broken = exc
+                break
+            if not more:
+                break
+            parts.append(more)
+            total += len(more)
+        block = b"".join(parts)
+        if block:
+            skipped = 0
+            if first:
+                first = False
+                if block.startswith(BOM):
+                    block, skipped = block[len(BOM) :], len(BOM)
+            yield block, skipped
+        if broken is not None:
             line, offset = where()
-            ctx.file_issue(exc.message, line=line, offset=offset)
+            ctx.file_issue(broken.message, line=line, offset=offset)
             return
-        if not block:
+        if total < size:
             return
-        skipped = 0
-        if first:
-            first = False
-            if block.startswith(BOM):
-                block, skipped = block[len(BOM) :], len(BOM)
-        yield block, skipped
 
 
 def iter_line_chunks(
