@@ -10,7 +10,6 @@ thousand rows per signature); the rows themselves are only scanned for a few col
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import polars as pl
 
@@ -139,6 +138,3 @@ def _join(
         .sort("ts", "row_id", "signature", nulls_last=True)
     )
 
-
-def matches_exist(case: Path) -> bool:
-    return (case / MATCHES_FILE).exists()

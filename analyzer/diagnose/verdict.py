@@ -131,7 +131,7 @@ def decide(context: Context) -> VerdictDraft:
     claims += _aftermath(context, row)
     conflicts = _conflicts(context, culprit, row)
     negative = _negative(context, culprit)
-    confidence, reason = _confidence(row, role, culprit, winner, conflicts)
+    confidence, reason = _confidence(row, role, culprit, conflicts)
     steps = list(knowledge.next_steps)
     if confidence == "LOW":
         steps += _collect_next(culprit)
@@ -542,7 +542,6 @@ def _confidence(
     row: dict[str, object],
     role: str,
     culprit: CulpritDraft,
-    winner: first_error.Winner,
     conflicts: Sequence[Claim],
 ) -> tuple[Confidence, str]:
     if role != "root":
