@@ -137,4 +137,3 @@ def _join(
         .join(files.select("file_id", "path"), on="file_id", how="left")
         .sort("ts", "row_id", "signature", nulls_last=True)
     )
-
