@@ -25,7 +25,9 @@ from analyzer.case.info import CaseInfo, summarize
 from analyzer.case.layout import BundleInfo, CaseMeta, Counts, InputInfo, meta_path
 from analyzer.case.store import Case, open_case
 from analyzer.case.writer import CaseWriter
+from analyzer.diagnose.attempts import DEFAULT_SILENCE_S
 from analyzer.diagnose.findings import Findings
+from analyzer.diagnose.run import DEFAULT_SKEW_S
 from analyzer.errors import CaseError, QueryError, UsageError
 from analyzer.ingest.base import ReadOptions
 from analyzer.ingest.detect import reader_named
@@ -419,8 +421,8 @@ def analyze(
     backend: str = "polars",
     redact: bool = True,
     template: str = "default",
-    skew_s: float = 2.0,
-    silence_s: float = 600.0,
+    skew_s: float = DEFAULT_SKEW_S,
+    silence_s: float = DEFAULT_SILENCE_S,
     options: ReadOptions | None = None,
     limits: BundleLimits | None = None,
     progress: Progress | None = None,
@@ -508,8 +510,8 @@ def diagnose_case(
     *,
     signatures: Sequence[str | Path] = (),
     redact: bool = True,
-    skew_s: float = 2.0,
-    silence_s: float = 600.0,
+    skew_s: float = DEFAULT_SKEW_S,
+    silence_s: float = DEFAULT_SILENCE_S,
 ) -> Findings:
     """The findings of an already matched case, without writing anything.
 
@@ -627,8 +629,8 @@ def handoff(
     case_id: str | None = None,
     context: int = 5,
     signatures: Sequence[str | Path] = (),
-    skew_s: float = 2.0,
-    silence_s: float = 600.0,
+    skew_s: float = DEFAULT_SKEW_S,
+    silence_s: float = DEFAULT_SILENCE_S,
 ) -> HandoffResult:
     """Analyze a case (or a bundle, ingested into a scratch directory) and pack the handoff
     archive ``out`` (``.tar.zst``): redacted report and findings, the rows behind them, the
@@ -668,7 +670,8 @@ def handoff(
             signature_folders=folders,
             context=context,
         )
-        again = _reanalyze(archive_members(archive), Path(scratch) / "check", skew_s, silence_s)
+        members = handoff_mod.parse(archive, str(target))[1]
+        again = _reanalyze(members, Path(scratch) / "check", skew_s, silence_s)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         _write_bytes(target, archive)
@@ -683,18 +686,6 @@ def handoff(
         findings=result.findings,
         reproduces=verdict_key(again) == verdict_key(result.findings),
     )
-
-
-def archive_members(archive: bytes) -> dict[str, bytes]:
-    """The verified members of a handoff archive held in memory."""
-    import tempfile
-
-    from analyzer import handoff as handoff_mod
-
-    with tempfile.TemporaryDirectory(prefix="culprit-handoff-") as scratch:
-        path = Path(scratch) / "handoff.tar.zst"
-        path.write_bytes(archive)
-        return handoff_mod.read(path)[1]
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
@@ -747,8 +738,8 @@ def _analyze_handoff(path: Path, out: Path, template: str) -> AnalyzeResult:
     findings = _reanalyze(
         members,
         out / "handoff",
-        float(settings.get("skew_s", 2.0)),
-        float(settings.get("silence_s", 600.0)),
+        float(settings.get("skew_s", DEFAULT_SKEW_S)),
+        float(settings.get("silence_s", DEFAULT_SILENCE_S)),
     )
     renderer = modelarts_zh.render if template == "modelarts-zh" else markdown.render
     out.mkdir(parents=True, exist_ok=True)

@@ -221,18 +221,24 @@ def _signature_members(folders: Sequence[Path]) -> dict[str, bytes]:
     return members
 
 
-def pack(members: dict[str, bytes], manifest: Manifest) -> bytes:
-    """The archive: MANIFEST.json first, then every member in name order."""
+def tar_zst(entries: Sequence[tuple[str, bytes]], *, level: int = 10) -> bytes:
+    """A zstd-compressed (with checksum) tar of ``entries`` in the order given, whose bytes
+    depend only on names and contents (no times, owners; mode 0644)."""
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as archive:
-        entries = [(MANIFEST, json.dumps(asdict(manifest), indent=2, sort_keys=True).encode())]
-        entries += sorted(members.items())
         for name, data in entries:
             info = tarfile.TarInfo(name)
             info.size = len(data)
             info.mode = 0o644
             archive.addfile(info, io.BytesIO(data))
-    return zstandard.ZstdCompressor(level=10, write_checksum=True).compress(buffer.getvalue())
+    compressor = zstandard.ZstdCompressor(level=level, write_checksum=True)
+    return compressor.compress(buffer.getvalue())
+
+
+def pack(members: dict[str, bytes], manifest: Manifest) -> bytes:
+    """The archive: MANIFEST.json first, then every member in name order."""
+    head = (MANIFEST, json.dumps(asdict(manifest), indent=2, sort_keys=True).encode())
+    return tar_zst([head, *sorted(members.items())])
 
 
 def build(
@@ -298,17 +304,28 @@ def _safe(name: str) -> bool:
 
 
 def read(path: Path) -> tuple[Manifest, dict[str, bytes]]:
-    """Every member of a handoff, verified against its manifest.
+    """Every member of the handoff file ``path``, verified (see :func:`parse`).
+
+    Raises:
+        HandoffError: as for :func:`parse`, or the file cannot be read.
+    """
+    try:
+        blob = path.read_bytes()
+    except OSError as exc:
+        raise HandoffError(f"cannot read the archive: {exc}", path=str(path)) from None
+    return parse(blob, str(path))
+
+
+def parse(blob: bytes, where: str) -> tuple[Manifest, dict[str, bytes]]:
+    """Every member of a handoff archive, verified against its manifest.
 
     Raises:
         HandoffError: not a handoff, truncated or corrupt, a member missing, extra, unsafe,
             or whose bytes differ from the manifest's sha256.
     """
-    where = str(path)
     try:
-        with path.open("rb") as raw:
-            data = zstandard.ZstdDecompressor().stream_reader(raw).read()
-    except (OSError, zstandard.ZstdError) as exc:
+        data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(blob)).read()
+    except zstandard.ZstdError as exc:
         raise HandoffError(f"cannot read the archive: {exc}", path=where) from None
     members: dict[str, bytes] = {}
     try:

@@ -126,10 +126,11 @@ def decide(context: Context) -> VerdictDraft:
         _ordering_claim(context, winner, role),
         *_offset_claims(offsets),
     ]
-    culprit, culprit_claims = _culprit(context, row)
+    votes = _votes(context)
+    culprit, culprit_claims = _culprit(context, row, votes)
     claims += culprit_claims
     claims += _aftermath(context, row)
-    conflicts = _conflicts(context, culprit, row)
+    conflicts = _conflicts(culprit, votes)
     negative = _negative(context, culprit)
     confidence, reason = _confidence(row, role, culprit, conflicts)
     steps = list(knowledge.next_steps)
@@ -379,7 +380,10 @@ def _program_culprit(context: Context, row: dict[str, object]) -> tuple[CulpritD
     return CulpritDraft("program", f"the program ({row['title']})", None, [row_id], support), claims
 
 
-def _culprit(context: Context, row: dict[str, object]) -> tuple[CulpritDraft, list[Claim]]:
+def _culprit(
+    context: Context, row: dict[str, object], votes: pl.DataFrame
+) -> tuple[CulpritDraft, list[Claim]]:
+    """The culprit of the winning row; ``votes`` are :func:`_votes` of the attempt."""
     scope = str(row["scope"])
     rule = str(row["rule"])
     row_id = int(str(row["row_id"]))
@@ -387,7 +391,6 @@ def _culprit(context: Context, row: dict[str, object]) -> tuple[CulpritDraft, li
     if scope == "program":
         return _program_culprit(context, row)
     kind: CulpritKind = "infrastructure" if scope == "infrastructure" else "host"
-    votes = _votes(context)
     host: str | None = None
     cited = [row_id]
     if rule == "emitter" and row["host"] is not None:
@@ -506,10 +509,10 @@ def _corroboration(context: Context, host: str, winner_id: int) -> list[Claim]:
     ]
 
 
-def _conflicts(context: Context, culprit: CulpritDraft, row: dict[str, object]) -> list[Claim]:
+def _conflicts(culprit: CulpritDraft, votes: pl.DataFrame) -> list[Claim]:
     if culprit.kind in ("program", "undetermined"):
         return []
-    votes = _votes(context).filter(pl.col("host") != culprit.host)
+    votes = votes.filter(pl.col("host") != culprit.host)
     conflicts = []
     for other in votes.head(3).iter_rows(named=True):
         conflicts.append(
