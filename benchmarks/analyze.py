@@ -42,7 +42,6 @@ run's work directory (``OUT`` with the case and reports, ``OUT2``, the run logs)
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import shlex
@@ -55,7 +54,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from benchmarks import BENCHMARKS_DIR, MIB
-from benchmarks.environment import git, machine, source_digest
+from benchmarks.environment import machine, provenance, run_stamp, source_digest
 from benchmarks.generate import generate_command
 from benchmarks.match import warm
 from benchmarks.matchcase import MIN_FREE_BYTES, Plan, culprit_version
@@ -460,16 +459,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     check = check_truth(first, truth)
-    # Edits or a checkout while the benchmark ran would make the results misattributed.
-    digest_after, head_after = source_digest(), git("rev-parse", "HEAD")
-    changed = digest_after != digest or head_after != host["git_commit"]
-    now = dt.datetime.now(dt.UTC).astimezone()
+    changed, origin = provenance(host, digest)
     report = {
-        "kind": ANALYZE,
-        "date": now.date().isoformat(),
-        "recorded_at": now.isoformat(timespec="seconds"),
-        "command": command,
-        "runs": args.runs,
+        **run_stamp(ANALYZE, command, args.runs),
         "scenario": args.scenario,
         "hosts": options.hosts,
         "minutes": options.minutes,
@@ -488,11 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "matches.parquet deleted before each run; verdict of the first bundle-to-report "
             "run checked against truth.toml's last attempt"
         ),
-        "machine": host,
-        "analyzer_sha256": digest,
-        "analyzer_changed_during_run": changed,
-        "analyzer_sha256_after": digest_after,
-        "git_commit_after": head_after,
+        **origin,
         "results": results,
     }
     print(analyze_table(results), end="")

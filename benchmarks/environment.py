@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import importlib.metadata
 import os
@@ -73,4 +74,33 @@ def machine(package: str = "analyzer") -> dict[str, Any]:
         "versions": versions,
         "git_commit": git("rev-parse", "HEAD"),
         f"{package}_modified_vs_commit": modified_vs_commit(package),
+    }
+
+
+def run_stamp(kind: str, command: str, runs: int) -> dict[str, Any]:
+    """The fields that open every results file: kind, date, time recorded, command, runs."""
+    now = dt.datetime.now(dt.UTC).astimezone()
+    return {
+        "kind": kind,
+        "date": now.date().isoformat(),
+        "recorded_at": now.isoformat(timespec="seconds"),
+        "command": command,
+        "runs": runs,
+    }
+
+
+def provenance(
+    host: dict[str, Any], digest: str, package: str = "analyzer"
+) -> tuple[bool, dict[str, Any]]:
+    """Whether ``package``'s sources or the checked-out commit changed since ``digest`` and
+    ``host`` were taken when the run began (edits or a checkout would make the results
+    misattributed), and the results-file fields that record the machine and all that."""
+    after, head = source_digest(package), git("rev-parse", "HEAD")
+    changed = after != digest or head != host["git_commit"]
+    return changed, {
+        "machine": host,
+        f"{package}_sha256": digest,
+        f"{package}_changed_during_run": changed,
+        f"{package}_sha256_after": after,
+        "git_commit_after": head,
     }

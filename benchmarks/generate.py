@@ -24,7 +24,6 @@ is rebuilt from all recorded generation runs. ``--no-record`` skips both.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
 import shlex
 import shutil
@@ -35,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import BENCHMARKS_DIR, MIB
-from benchmarks.environment import git, machine, source_digest
+from benchmarks.environment import machine, provenance, run_stamp, source_digest
 from benchmarks.measure import BenchmarkError, Run, describe, run_once, timings, tree_files
 from benchmarks.progress import say
 from benchmarks.report import GENERATE, conclude, generate_table
@@ -198,16 +197,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             finally:
                 if args.keep is None:
                     shutil.rmtree(out, ignore_errors=True)
-    # Edits or a checkout while the benchmark ran would make the results misattributed.
-    digest_after, head_after = source_digest("fixtures"), git("rev-parse", "HEAD")
-    changed = digest_after != digest or head_after != host["git_commit"]
-    now = dt.datetime.now(dt.UTC).astimezone()
+    changed, origin = provenance(host, digest, "fixtures")
     report = {
-        "kind": GENERATE,
-        "date": now.date().isoformat(),
-        "recorded_at": now.isoformat(timespec="seconds"),
-        "command": command,
-        "runs": args.runs,
+        **run_stamp(GENERATE, command, args.runs),
         "scenario": args.scenario,
         "minutes": args.minutes,
         "rate": args.rate,
@@ -218,11 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "process from os.wait4 in a small Python launcher; bytes: sum of the sizes of the "
             "files of OUT/bundle; sync before each run, none after it"
         ),
-        "machine": host,
-        "fixtures_sha256": digest,
-        "fixtures_changed_during_run": changed,
-        "fixtures_sha256_after": digest_after,
-        "git_commit_after": head_after,
+        **origin,
         "results": results,
     }
     print(generate_table(results), end="")

@@ -32,7 +32,6 @@ quick checks.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import shlex
 import sys
 import tempfile
@@ -43,7 +42,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from benchmarks import BENCHMARKS_DIR, MIB
-from benchmarks.environment import git, machine, source_digest
+from benchmarks.environment import machine, provenance, run_stamp, source_digest
 from benchmarks.inputs import DEFAULT_INPUTS, GENERATORS, INPUT_NAMES
 from benchmarks.measure import BenchmarkError, measure, tree_bytes
 from benchmarks.progress import say
@@ -126,16 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             except BenchmarkError as exc:
                 say(f"error: {exc}")
                 return 1
-    # Edits or a checkout while the benchmark ran would make the results misattributed.
-    digest_after, head_after = source_digest(), git("rev-parse", "HEAD")
-    changed = digest_after != digest or head_after != host["git_commit"]
-    now = dt.datetime.now(dt.UTC).astimezone()
+    changed, origin = provenance(host, digest)
     report = {
-        "kind": INGEST,
-        "date": now.date().isoformat(),
-        "recorded_at": now.isoformat(timespec="seconds"),
-        "command": command,
-        "runs": args.runs,
+        **run_stamp(INGEST, command, args.runs),
         "size_mib": args.size_mb,
         "seed": args.seed,
         "generator_versions": {name: GENERATORS[name].version for name in names},
@@ -143,11 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "wall: perf_counter around launcher+child; peak RSS, CPU: rusage of the culprit "
             "process from os.wait4 in a small Python launcher"
         ),
-        "machine": host,
-        "analyzer_sha256": digest,
-        "analyzer_changed_during_run": changed,
-        "analyzer_sha256_after": digest_after,
-        "git_commit_after": head_after,
+        **origin,
         "rss_budget_mib": RSS_BUDGET_MIB,
         "results": results,
     }

@@ -39,7 +39,6 @@ rebuilt from all recorded matching runs. ``--no-record`` skips both.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import re
@@ -56,7 +55,7 @@ from typing import Any, Final
 import polars as pl
 
 from benchmarks import BENCHMARKS_DIR, MIB
-from benchmarks.environment import git, machine, source_digest
+from benchmarks.environment import machine, provenance, run_stamp, source_digest
 from benchmarks.ere import Translation, translate_all
 from benchmarks.matchcase import CASE_DIR, CachedCase, parse_rows, prepare, sample_lines
 from benchmarks.measure import (
@@ -487,16 +486,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     counts = {r["name"]: r["matches"] for r in results if r["kind"] == "backend"}
     if len(set(counts.values())) > 1:
         say(f"warning: the backends found different numbers of matches: {counts}")
-    # Edits or a checkout while the benchmark ran would make the results misattributed.
-    digest_after, head_after = source_digest(), git("rev-parse", "HEAD")
-    changed = digest_after != digest or head_after != host["git_commit"]
-    now = dt.datetime.now(dt.UTC).astimezone()
+    changed, origin = provenance(host, digest)
     report = {
-        "kind": MATCH,
-        "date": now.date().isoformat(),
-        "recorded_at": now.isoformat(timespec="seconds"),
-        "command": command,
-        "runs": args.runs,
+        **run_stamp(MATCH, command, args.runs),
         "rows_requested": rows,
         "sample_lines": min(args.sample, cached.rows),
         "case": {key: value for key, value in cached.facts.items() if key != "python"},
@@ -511,11 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "per line (newlines in a message replaced by a space); Python loop on an evenly "
             "spread sample, loop time extrapolated to the case's rows"
         ),
-        "machine": host,
-        "analyzer_sha256": digest,
-        "analyzer_changed_during_run": changed,
-        "analyzer_sha256_after": digest_after,
-        "git_commit_after": head_after,
+        **origin,
         "targets": targets(results, cached.rows),
         "results": results,
     }
