@@ -54,7 +54,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from benchmarks import BENCHMARKS_DIR, MIB
-from benchmarks.environment import machine, provenance, run_stamp, source_digest
+from benchmarks.environment import (
+    generator_digest,
+    machine,
+    provenance,
+    run_stamp,
+    source_digest,
+)
 from benchmarks.generate import generate_command
 from benchmarks.match import warm
 from benchmarks.matchcase import MIN_FREE_BYTES, Plan, culprit_version
@@ -129,7 +135,7 @@ def _check_space(directory: Path, options: Options) -> None:
 def prepare(cache: Path, scenario: str, options: Options) -> CachedBundle:
     """The bundle of ``scenario`` with ``options``, generated into the cache when missing."""
     cache.mkdir(parents=True, exist_ok=True)
-    digest, version = source_digest("fixtures")[:12], culprit_version()
+    digest, version = generator_digest(), culprit_version()
     plan = Plan(scenario, options.hosts, options.minutes, options.rate, options.seed)
     root = cache / plan.name(digest, version)
     if (root / FACTS_FILE).is_file():

@@ -10,7 +10,7 @@ import platform
 import socket
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from benchmarks import REPO_DIR
 
@@ -45,6 +45,22 @@ def source_digest(package: str = "analyzer") -> str:
     for path in sorted((REPO_DIR / package).rglob("*.py")):
         digest.update(str(path.relative_to(REPO_DIR)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+#: Sources of ``fixtures/`` that do not change what the generator writes (freezing the replay
+#: suite): left out of :func:`generator_digest` so editing them does not void cached bundles.
+_NOT_GENERATOR: Final = ("fixtures/replay_suite.py",)
+
+
+def generator_digest() -> str:
+    """The first 12 hex digits of the SHA-256 over the fixtures generator's sources: names the
+    cached bundles and cases built from its output."""
+    digest = hashlib.sha256()
+    for path in sorted((REPO_DIR / "fixtures").rglob("*.py")):
+        name = str(path.relative_to(REPO_DIR))
+        if name not in _NOT_GENERATOR:
+            digest.update(name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def modified_vs_commit(package: str) -> bool:

@@ -39,7 +39,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from benchmarks import MIB
-from benchmarks.environment import source_digest
+from benchmarks.environment import generator_digest
 from benchmarks.measure import BenchmarkError, culprit_command, tree_bytes
 from benchmarks.progress import say
 from fixtures.options import MAX_HOSTS, MIN_HOSTS
@@ -238,7 +238,7 @@ def check_space(directory: Path, rows: int) -> None:
 def prepare(cache: Path, rows: int) -> CachedCase:
     """A case of at least ``rows`` rows with its exported messages, built when missing."""
     cache.mkdir(parents=True, exist_ok=True)
-    digest, version = source_digest("fixtures")[:12], culprit_version()
+    digest, version = generator_digest(), culprit_version()
     chosen = plan(rows, calibrate(cache, digest, version))
     root = cache / chosen.name(digest, version)
     if (root / FACTS_FILE).is_file():
