@@ -33,6 +33,7 @@ from analyzer.ingest.base import ReadOptions
 from analyzer.ingest.detect import reader_named
 from analyzer.ingest.pipeline import IngestRun, NullProgress, Progress
 from analyzer.ingest.timestamps import check_tz
+from analyzer.ingest.workers import default_jobs
 from analyzer.replay.run import Outcome
 from analyzer.signatures.catalog import Catalogue, Problem
 from analyzer.signatures.catalog import load as load_catalogue
@@ -85,6 +86,7 @@ def ingest(
     reader: str | None = None,
     force: bool = False,
     progress: Progress | None = None,
+    jobs: int | None = None,
 ) -> IngestResult:
     """Ingest a bundle (directories, archives, files) into the case directory ``out``.
 
@@ -96,6 +98,8 @@ def ingest(
         reader: force this reader for every file instead of sniffing.
         force: ingest even when the case already holds this bundle.
         progress: receives progress reports.
+        jobs: worker processes reading plain files (default: one per core; 1 reads in this
+            process). The case is the same whatever the number.
 
     Raises:
         BundleError: an input is missing or the bundle exceeds its total size cap.
@@ -119,7 +123,14 @@ def ingest(
             return IngestResult(target, reused, True)
     writer = CaseWriter(target)
     try:
-        IngestRun(bundle, writer, options, reader, progress or NullProgress()).run()
+        IngestRun(
+            bundle,
+            writer,
+            options,
+            reader,
+            progress or NullProgress(),
+            jobs=default_jobs() if jobs is None else max(1, jobs),
+        ).run()
         meta = writer.commit(lambda files: _meta(bundle, fingerprint, settings, files))
     except BaseException:
         writer.abort()
@@ -426,6 +437,7 @@ def analyze(
     options: ReadOptions | None = None,
     limits: BundleLimits | None = None,
     progress: Progress | None = None,
+    jobs: int | None = None,
 ) -> AnalyzeResult:
     """Ingest (or reuse) a case, match the catalogue (unless already matched with it),
     diagnose, and write ``findings.json`` and ``report.md``.
@@ -440,6 +452,7 @@ def analyze(
         template: ``default`` or ``modelarts-zh`` (the ModelArts diagnosis layout).
         skew_s: clock-skew tolerance between hosts, in seconds.
         silence_s: a global silence this long separates two attempts.
+        jobs: worker processes for ingest (as for :func:`ingest`).
 
     Raises:
         UsageError: unknown template or backend, or a bundle without ``out``.
@@ -473,7 +486,9 @@ def analyze(
             raise UsageError("a bundle needs -o DIR (the case goes to DIR/case, reports to DIR)")
         report_dir = Path(out)
         case_dir = report_dir / CASE_SUBDIR
-        result = ingest(paths, case_dir, options=options, limits=limits, progress=progress)
+        result = ingest(
+            paths, case_dir, options=options, limits=limits, progress=progress, jobs=jobs
+        )
         ingested = not result.reused
     opened = load_case(case_dir)
     catalogue = load_catalogue([Path(p) for p in signatures])

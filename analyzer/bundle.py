@@ -75,6 +75,8 @@ class Member:
     on_disk: bool = False
     #: sha256 of an archive, known once the walk through it has finished.
     sha256: str | None = None
+    #: Where a plain file (not inside an archive) lies on disk: another process can open it.
+    disk_path: Path | None = None
 
     def open(self) -> Readable:
         """The member's stored bytes as a stream."""
@@ -228,6 +230,12 @@ class Bundle:
         """
         return content_hash_of([(rel, _hash_file(file)) for rel, file in self._disk_files()])
 
+    def plain_bytes(self) -> int:
+        """Bytes of the regular files on disk that are not archives (what workers can read)."""
+        return sum(
+            file.stat().st_size for _, file in self._disk_files() if not archive_kind(file.name)
+        )
+
     def _disk_files(self) -> Iterator[tuple[str, Path]]:
         for path, prefix in zip(self.inputs, self._prefixes, strict=True):
             if not path.is_dir():
@@ -269,7 +277,15 @@ class Bundle:
                 on_disk=path,
             )
             return
-        yield Member(rel, st.st_size, st.st_mtime, "file", opener=_file_opener(path), on_disk=True)
+        yield Member(
+            rel,
+            st.st_size,
+            st.st_mtime,
+            "file",
+            opener=_file_opener(path),
+            on_disk=True,
+            disk_path=path,
+        )
 
     # -- archives ----------------------------------------------------------------------------
 

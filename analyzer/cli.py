@@ -119,6 +119,10 @@ def ingest(
         int, typer.Option(help="Keep at most this many bytes of one line.")
     ] = 1 << 20,
     force: Annotated[bool, typer.Option(help="Ingest even if the case is up to date.")] = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(help="Worker processes reading files (default: one per core)."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Ingest a bundle into a case directory.
@@ -140,6 +144,7 @@ def ingest(
                 reader=reader,
                 force=force,
                 progress=progress,
+                jobs=jobs,
             )
         )
     elapsed = time.perf_counter() - started
@@ -374,6 +379,10 @@ def analyze(
             "--signatures", help="An extra signature folder (<family>/<name>.toml); repeatable."
         ),
     ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(help="Worker processes reading files (default: one per core)."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Ingest (or reuse) a case, match, diagnose; write report.md and findings.json and print
@@ -395,6 +404,7 @@ def analyze(
                 skew_s=skew,
                 silence_s=silence,
                 progress=progress,
+                jobs=jobs,
             )
         )
     if json_out:

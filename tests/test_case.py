@@ -5,6 +5,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pyarrow.parquet as pq
@@ -96,16 +97,16 @@ def test_failed_ingest_leaves_the_old_case_and_no_debris(
     out = tmp_path / "case"
     api.ingest([bundle], out)
     before = (out / "case.json").read_text()
-    real_write = pipeline.IngestRun._write
+    real_write = pipeline._write
     calls = {"n": 0}
 
-    def exploding_write(self: pipeline.IngestRun, *args: object) -> None:
+    def exploding_write(*args: Any) -> None:
         calls["n"] += 1
         if calls["n"] == 2:
             raise KeyboardInterrupt
-        real_write(self, *args)  # type: ignore[arg-type]
+        real_write(*args)
 
-    monkeypatch.setattr(pipeline.IngestRun, "_write", exploding_write)
+    monkeypatch.setattr(pipeline, "_write", exploding_write)
     with pytest.raises(KeyboardInterrupt):
         api.ingest([bundle], out, force=True)
     assert (out / "case.json").read_text() == before

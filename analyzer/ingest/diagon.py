@@ -159,17 +159,31 @@ class DiagonDaemonReader(LineReader):
         lines = head_lines(head)
         if not lines:
             return 0.0
-        share = grammars.share_recognized(lines, self.grammars)
-        if share < _MIN_SHARE:
-            return 0.0  # not a log of lines (a JSON document such as gcloud output, a table)
-        named = bool(_NAME_MARKERS.search(_SDK_SPANS.sub("", path))) or any(
-            _DAEMON_MARKERS.search(line) or _NAME_MARKERS.search(_SDK_SPANS.sub("", line))
-            for line in lines
+        # The markers are decided on the joined head (none spans a line break) before the
+        # costlier grammar share: most files of a bundle are not Diagon's, and say so early.
+        text = "\n".join(lines)
+        lowered = text.lower()
+        if (
+            "diagon" not in lowered
+            and "mldiagnostics" not in lowered
+            and not _DAEMON_MARKERS.search(text)
+            and not _NAME_MARKERS.search(path)
+        ):
+            return 0.0  # every marker below needs one of these (a plain substring test is fast)
+        named = bool(
+            _NAME_MARKERS.search(_SDK_SPANS.sub("", path))
+            or _DAEMON_MARKERS.search(text)
+            or _NAME_MARKERS.search(_SDK_SPANS.sub("", text))
         )
         if not named:
+            if not _SDK_SPANS.search(text):
+                return 0.0
             sdk = sum(1 for line in lines if _SDK_SPANS.search(line))
             if sdk * 2 < len(lines):
                 return 0.0
+        share = grammars.share_recognized(lines, self.grammars)
+        if share < _MIN_SHARE:
+            return 0.0  # not a log of lines (a JSON document such as gcloud output, a table)
         return 0.7 + 0.25 * share
 
     def hints(self, head: bytes, ctx: ReadContext) -> FileHints:

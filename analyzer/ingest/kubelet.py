@@ -147,6 +147,11 @@ class KubeletReader(LineReader):
 
     # -- klog and journal text ----------------------------------------------------------------
 
+    def can_batch(self, head: bytes) -> bool:
+        """Journal and klog text batch; the JSON and export framings are read on their own."""
+        body = head.removeprefix(BOM).lstrip()
+        return not body.startswith((b"{", b"__CURSOR=", b"__REALTIME_TIMESTAMP="))
+
     def hints(self, head: bytes, ctx: ReadContext) -> FileHints:
         """Year from the klog header or the head; host from the header or the path."""
         tz = check_tz(ctx.options.tz)
@@ -212,7 +217,10 @@ def _unwrap_klog(rows: pl.DataFrame, journal: pl.Series, hints: FileHints) -> pl
     """Use the klog line inside journal messages for level, logger and message."""
     inner = grammars.parse_lines(
         rows["message"],
-        anchor=rows["ts"].dt.date().fill_null(hints.anchor),
+        # A batch of files (LineReader.read_batch) carries each row's own file anchor.
+        anchor=rows["ts"]
+        .dt.date()
+        .fill_null(rows["batch_anchor"] if "batch_anchor" in rows.columns else hints.anchor),
         tz=hints.tz,
         grammars=_KLOG,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Final, TypeVar
 
@@ -130,6 +130,85 @@ class LineReader:
         """Format-specific columns; rows arrive in canonical form (plus ``attrs``)."""
         return rows
 
+    def can_batch(self, head: bytes) -> bool:
+        """Whether this file, when small, may be read together with others of this reader
+        (:meth:`read_batch`): ``finish`` must then work on rows of several files at once."""
+        return False
+
+    def read_batch(
+        self, files: Sequence[tuple[bytes, LineChunk, ReadContext]]
+    ) -> list[pl.DataFrame]:
+        """Read several small whole files (head, all their lines, context) in one pass.
+
+        A bundle holds thousands of node logs of a few hundred lines each, and a query's
+        fixed cost is paid per query, not per line: one pass over all of them costs about
+        what one file cost alone. Files never fold into each other (each starts a fold
+        segment) and keep their own hints; the result is one frame per file, the rows
+        :meth:`read` would have yielded for it.
+        """
+        hints = [self.hints(head, ctx) for head, _, ctx in files]
+        count = len(files)
+        sizes = np.array([len(chunk) for _, chunk, _ in files], dtype=np.int64)
+        texts: list[pl.Series] = []
+        repairs: list[np.ndarray] = []
+        for _, chunk, _ in files:
+            text, repaired = chunk.text()
+            texts.append(text)
+            repairs.append(repaired)
+        text = pl.concat(texts)
+        if any(b"\x1b" in chunk.data for _, chunk, _ in files):
+            text = text.str.replace_all(grammars.ANSI_ESCAPE, "")
+        owner = pl.Series("batch_file", np.repeat(np.arange(count, dtype=np.int32), sizes))
+        firsts = np.zeros(int(sizes.sum()), dtype=np.bool_)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        firsts[starts[sizes > 0]] = True
+        anchors = pl.Series([h.anchor for h in hints], dtype=pl.Date).gather(owner)
+        parsed = grammars.parse_lines_lazy(
+            text, anchor=anchors, tz=hints[0].tz, grammars=self.grammars
+        ).with_columns(
+            text=text,
+            line=pl.Series(np.concatenate([c.line_numbers for _, c, _ in files])),
+            offset=pl.Series(np.concatenate([c.offsets for _, c, _ in files])),
+            fold_break=pl.Series(firsts),
+            batch_file=owner,
+            batch_anchor=anchors,
+        )
+        marked = mark_records(
+            self.adjust(parsed),
+            max_lines=files[0][2].options.max_record_lines,
+            max_bytes=files[0][2].options.max_record_bytes,
+        ).collect()
+        marked = marked.drop("fold_message", "fold_level", "fold_break", strict=False)
+
+        def per_file(name: str, dtype: pl.DataType) -> pl.Expr:
+            return pl.col("batch_file").replace_strict(
+                list(range(count)),
+                [getattr(h, name) for h in hints],
+                default=None,
+                return_dtype=dtype,
+            )
+
+        rows = _records(marked.lazy(), None, self, per_file, {}).collect()
+        rows = self.finish(rows, hints[0])
+        blank = marked.group_by("batch_file").agg(pl.col("is_blank").sum()).sort("batch_file")
+        blanks = dict(zip(blank["batch_file"].to_list(), blank["is_blank"].to_list(), strict=True))
+        frames = rows.drop("attrs", "batch_anchor", strict=False).partition_by(
+            "batch_file", maintain_order=True, as_dict=True, include_key=False
+        )
+        out: list[pl.DataFrame] = []
+        for index, (_, chunk, ctx) in enumerate(files):
+            frame = frames.get(
+                (index,), rows.clear().drop("attrs", "batch_anchor", "batch_file", strict=False)
+            )
+            _note_repairs(chunk, repairs[index], len(chunk), ctx)
+            blank_lines = int(blanks.get(index, 0))
+            ctx.counts.records += len(chunk)
+            ctx.counts.blank += blank_lines
+            ctx.counts.rows += frame.height
+            ctx.counts.folded += len(chunk) - blank_lines - frame.height
+            out.append(frame)
+        return out
+
     def read(self, content: Content, ctx: ReadContext) -> Iterator[pl.DataFrame]:
         """Stream the file as folded records."""
         hints = self.hints(content.head(SNIFF_BYTES), ctx)
@@ -156,7 +235,8 @@ class LineReader:
                     continue
                 marked = marked.head(keep)
             _note_repairs(chunk, repaired, keep, ctx)
-            rows = self.finish(_records(marked.lazy(), last_ts, self, hints).collect(), hints)
+            records = _records(marked.lazy(), last_ts, self, _constant(hints), hints.extra)
+            rows = self.finish(records.collect(), hints).drop("batch_file")
             seen = rows["ts"].drop_nulls()
             if seen.len():
                 last_ts = seen[-1]
@@ -177,6 +257,7 @@ class LineReader:
             text=text,
             line=pl.Series(chunk.line_numbers),
             offset=pl.Series(chunk.offsets),
+            batch_file=pl.lit(0, dtype=pl.Int32),
         )
         marked = mark_records(
             self.adjust(parsed),
@@ -215,20 +296,38 @@ def _note_repairs(chunk: LineChunk, repaired: np.ndarray, keep: int, ctx: ReadCo
         )
 
 
+def _constant(hints: FileHints) -> Callable[[str, pl.DataType], pl.Expr]:
+    """The hints of one file as literals (see :func:`_records`)."""
+
+    def hint(name: str, dtype: pl.DataType) -> pl.Expr:
+        return pl.lit(getattr(hints, name), dtype=dtype)
+
+    return hint
+
+
 def _records(
-    marked: pl.LazyFrame, last_ts: object, reader: LineReader, hints: FileHints
+    marked: pl.LazyFrame,
+    last_ts: object,
+    reader: LineReader,
+    hint: Callable[[str, pl.DataType], pl.Expr],
+    extra: dict[str, str],
 ) -> pl.LazyFrame:
     """One row per record: header fields, folded message and extra JSON.
 
     Most records are one line; only the lines of multi-line records go through a group-by.
+    ``hint(name, dtype)`` is the expression of a :class:`FileHints` field (a literal for one
+    file, a lookup by ``batch_file`` for a batch of files); ``extra`` goes into every row.
+    Timestamps are carried forward within a file (``batch_file``), never across files.
     """
+    names = marked.collect_schema().names()
+    first = [*_FIRST, *(["batch_anchor"] if "batch_anchor" in names else [])]
     lines = marked.filter(pl.col("record").is_not_null())
     record = pl.col("record")
     multi = (record == record.shift(-1)).fill_null(False) | (record == record.shift(1)).fill_null(
         False
     )
     single = lines.filter(~multi).select(
-        *_FIRST,
+        *first,
         (pl.col("message") == TRACEBACK_HEADER).alias("_traceback"),
         pl.col("message"),
         pl.lit(1, dtype=pl.UInt32).alias("_lines"),
@@ -253,7 +352,7 @@ def _records(
         )
         .group_by("record", maintain_order=True)
         .agg(
-            pl.col(*_FIRST).first(),
+            pl.col(*first).first(),
             (pl.col("message").first() == TRACEBACK_HEADER).alias("_traceback"),
             pl.col("_piece").str.join("").alias("message"),
             pl.len().alias("_lines"),
@@ -262,7 +361,7 @@ def _records(
         .drop("record")
     )
     records = pl.concat([single, grouped], how="vertical").sort("line")
-    filled = pl.col("ts").fill_null(strategy="forward")
+    filled = pl.col("ts").fill_null(strategy="forward").over("batch_file")
     if last_ts is not None:
         filled = filled.fill_null(pl.lit(last_ts, dtype=NS))
     return records.select(
@@ -279,14 +378,12 @@ def _records(
             severity_expr(pl.col("level")),
             pl.when(pl.col("_traceback")).then(pl.lit("ERROR")),
         ).alias("severity"),
-        host_expr(pl.coalesce(pl.col("host"), pl.lit(hints.host, dtype=pl.String))).alias("host"),
-        pl.coalesce(pl.col("pod"), pl.lit(hints.pod, dtype=pl.String)).alias("pod"),
-        pl.coalesce(pl.col("container"), pl.lit(hints.container, dtype=pl.String)).alias(
-            "container"
-        ),
+        host_expr(pl.coalesce(pl.col("host"), hint("host", pl.String()))).alias("host"),
+        pl.coalesce(pl.col("pod"), hint("pod", pl.String())).alias("pod"),
+        pl.coalesce(pl.col("container"), hint("container", pl.String())).alias("container"),
         pl.lit(None, dtype=pl.String).alias("namespace"),
-        pl.lit(hints.workload, dtype=pl.String).alias("workload"),
-        pl.coalesce(pl.col("rank"), pl.lit(hints.worker, dtype=pl.Int32)).alias("worker"),
+        hint("workload", pl.String()).alias("workload"),
+        pl.coalesce(pl.col("rank"), hint("worker", pl.Int32())).alias("worker"),
         pl.col("logger"),
         pl.col("message"),
         pl.col("attrs"),
@@ -303,15 +400,18 @@ def _records(
                 ("stream", pl.col("stream"), "token"),
                 ("continues_record", pl.when(pl.col("is_split")).then(pl.lit(True)), "bool"),
                 ("attrs", pl.col("attrs"), "members"),
-                *[(key, pl.lit(value), "text") for key, value in hints.extra.items()],
+                *[(key, pl.lit(value), "text") for key, value in extra.items()],
             ]
         ).alias("extra"),
         chip_location(pl.col("message")).alias("_alias"),
         pl.lit("chip").alias("_alias_kind"),
+        pl.col("batch_file"),
+        *([pl.col("batch_anchor")] if "batch_anchor" in names else []),
     )
 
 
 _FIRST: Final = (
+    "batch_file",
     "line",
     "offset",
     "ts",

@@ -10,9 +10,12 @@ inventory and quarantine, and the next file goes on; only a bundle-wide cap stop
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from functools import partial
+from typing import Any, Final, Protocol
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -21,9 +24,12 @@ from analyzer.bundle import Bundle, Member, archive_kind
 from analyzer.case.writer import CaseWriter
 from analyzer.errors import ExpansionLimitError
 from analyzer.ingest.base import SNIFF_BYTES, Issue, ReadContext, ReadOptions
-from analyzer.ingest.detect import choose_reader
+from analyzer.ingest.detect import Choice, choose_reader
+from analyzer.ingest.framing import LineChunk, iter_line_chunks, merge_chunks
+from analyzer.ingest.lines import LineReader
+from analyzer.ingest.workers import MIN_PARALLEL_BYTES, WorkerPool, replay
 from analyzer.schema import conform
-from analyzer.streams import Content, CorruptStreamError
+from analyzer.streams import Content, CorruptStreamError, ExpansionBudget, Readable
 
 
 class Progress(Protocol):
@@ -69,6 +75,8 @@ class IngestRun:
     options: ReadOptions
     forced_reader: str | None = None
     progress: Progress = field(default_factory=NullProgress)
+    #: Worker processes for plain files on disk (1: read everything in this process).
+    jobs: int = 1
     _next_id: int = 0
     _by_path: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -77,22 +85,96 @@ class IngestRun:
         has_archive = any(p.is_file() and _is_archive(p.name) for p in self.bundle.inputs)
         self.progress.start(None if has_archive else self.bundle.input_bytes)
         archives: list[Member] = []
-        for member in self.bundle.members():
-            if member.status == "damaged":
-                self._mark_damaged(member)
-                continue
-            if member.status == "archive":
-                archives.append(member)
-            if member.status != "file":
-                self._list_only(member)
-                continue
-            self.progress.file(member.path)
-            self._read_member(member)
+        pool = self._pool()
+        group: list[tuple[Member, dict[str, Any]]] = []
+        try:
+            for member in self.bundle.members():
+                if member.status == "file" and member.disk_path is not None:
+                    # Plain files on disk go in groups: runs of small ones read together (and
+                    # in a worker when there is a pool), a large one alone.
+                    small = member.size <= BATCH_FILE_BYTES
+                    if group and (not small or _group_full(group)):
+                        self._dispatch(pool, group)
+                        group = []
+                    group.append((member, self._new_record(member, "read")))
+                    if not small:
+                        self._dispatch(pool, group)
+                        group = []
+                    continue
+                # Everything else is done here, after the files before it, to keep bundle order.
+                self._dispatch(pool, group)
+                group = []
+                self._drain(pool)
+                if member.status == "damaged":
+                    self._mark_damaged(member)
+                    continue
+                if member.status == "archive":
+                    archives.append(member)
+                if member.status != "file":
+                    self._list_only(member)
+                    continue
+                self.progress.file(member.path)
+                self._read_member(member)
+            self._dispatch(pool, group)
+            self._drain(pool)
+        finally:
+            if pool is not None:
+                pool.close()
         for archive in archives:
             # sha256 of an archive is only known once its walk is complete.
             record = self._by_path.get(archive.path)
             if record is not None and archive.sha256 is not None:
                 record["sha256"] = archive.sha256
+
+    def _pool(self) -> WorkerPool | None:
+        """A worker pool when there is enough on disk to be worth one."""
+        if self.jobs < 2 or self.bundle.plain_bytes() < MIN_PARALLEL_BYTES:
+            return None
+        return WorkerPool(self.jobs, self.writer.staging / "spool")
+
+    def _dispatch(
+        self, pool: WorkerPool | None, group: list[tuple[Member, dict[str, Any]]]
+    ) -> None:
+        """Read a group of plain files: here, or submitted to the pool."""
+        if not group:
+            return
+        job_of = partial(FileJob, options=self.options, forced_reader=self.forced_reader)
+        if pool is None:
+            self.progress.file(group[0][0].path)
+            items = [(job_of(m.path, m.mtime), m.open, record) for m, record in group]
+            read_files(items, self.bundle.budget, self.writer, self.progress)
+            return
+        while pool.full():
+            self._take(pool)
+        pool.submit(
+            [(job_of(m.path, m.mtime), m.disk_path, record) for m, record in group],
+            self.bundle.budget,
+        )
+
+    def _drain(self, pool: WorkerPool | None) -> None:
+        """Take every group in flight, oldest first."""
+        while pool is not None and len(pool):
+            self._take(pool)
+
+    def _take(self, pool: WorkerPool) -> None:
+        """Hand the oldest group in flight to the case writer."""
+        records, spooled = pool.next_result()
+        self.progress.file(records[0]["path"])
+        for record, returned in zip(records, spooled.records, strict=True):
+            record.update(returned)
+        replay(spooled, self.writer)
+        self.progress.advance(sum(record["bytes"] or 0 for record in records))
+        budget = self.bundle.budget
+        budget.total_decoded += spooled.decoded
+        over = budget.max_total_bytes is not None and budget.total_decoded > budget.max_total_bytes
+        if spooled.bundle_limit is not None or over:
+            raise ExpansionLimitError(
+                spooled.bundle_limit
+                or f"bundle decompresses to more than {budget.max_total_bytes:,} bytes in "
+                "total; stopping (raise --max-bytes to allow it)",
+                path=records[-1]["path"],
+                scope="bundle",
+            )
 
     def _new_record(self, member: Member, status: str) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -144,103 +226,300 @@ class IngestRun:
 
     def _read_member(self, member: Member) -> None:
         record = self._new_record(member, "read")
-        ctx = ReadContext(member.path, self.options, member.mtime)
-        state = _FileState()
-        try:
-            content = Content(member.open(), self.bundle.budget, member.path)
-            record["compression"] = content.compression
-        except OSError as exc:
-            record["status"] = "unreadable"
-            self.writer.add_issues(
-                record["file_id"], member.path, [Issue("file", 0, 0, f"cannot open: {exc}")]
-            )
-            return
-        try:
-            self._read_content(content, record, ctx, state)
-            if ctx.incomplete and record["status"] == "read":
-                record["status"] = "partial"
-            self.writer.add_issues(record["file_id"], member.path, ctx.take_issues())
-            try:
-                record["sha256"] = content.finish()
-            except (OSError, CorruptStreamError, ExpansionLimitError):
-                record["sha256"] = None
-            self.progress.advance(content.stored.bytes_read - state.consumed)
-        finally:
+        if member.opener is None:  # pragma: no cover - "file" members always have one
+            raise AssertionError(member.path)
+        read_file(
+            FileJob(member.path, member.mtime, self.options, self.forced_reader),
+            member.open,
+            record,
+            self.bundle.budget,
+            self.writer,
+            self.progress,
+        )
+
+
+class Sink(Protocol):
+    """Where a file's rows, host aliases and quarantine entries go: the case writer, or a
+    spool that a worker process hands back to it."""
+
+    def add_rows(self, table: pa.Table, dedup_keys: pl.DataFrame | None = None) -> None:
+        """Canonical rows (with provenance) and the de-duplication keys of some of them."""
+
+    def add_aliases(self, found: pl.DataFrame) -> None:
+        """Host aliases found inside rows."""
+
+    def add_issues(self, file_id: int, path: str, issues: Iterable[Issue]) -> None:
+        """Quarantine entries of one file."""
+
+
+@dataclass(frozen=True)
+class FileJob:
+    """What reading one file needs besides its bytes (picklable, for worker processes)."""
+
+    path: str
+    mtime: float | None
+    options: ReadOptions
+    forced_reader: str | None
+
+
+#: A plain file at most this large may be read whole together with its neighbours, when its
+#: reader batches (:meth:`analyzer.ingest.lines.LineReader.read_batch`): node logs of a few
+#: hundred lines each otherwise cost a fixed ~0.1 s apiece.
+BATCH_FILE_BYTES: Final = 1 << 20
+#: A batch holds at most this many files...
+BATCH_FILES: Final = 512
+#: ...and at most this many bytes.
+BATCH_BYTES: Final = 32 << 20
+
+#: One file to read: what it is, how to open it, and its inventory record to fill in.
+FileItem = tuple[FileJob, Callable[[], Readable], dict[str, Any]]
+
+
+@dataclass
+class _Open:
+    """A file opened and sniffed, not yet read."""
+
+    job: FileJob
+    record: dict[str, Any]
+    ctx: ReadContext
+    content: Content
+    state: _FileState
+    head: bytes = b""
+    choice: Choice | None = None
+    #: The file was refused while sniffing (binary, damaged head): nothing more to read.
+    done: bool = False
+
+
+def _group_full(group: list[tuple[Member, dict[str, Any]]]) -> bool:
+    return len(group) >= BATCH_FILES or sum(m.size for m, _ in group) >= BATCH_BYTES
+
+
+def read_file(
+    job: FileJob,
+    opener: Callable[[], Readable],
+    record: dict[str, Any],
+    budget: ExpansionBudget,
+    sink: Sink,
+    progress: Progress,
+) -> None:
+    """Read one file into ``sink`` and fill in its inventory ``record`` (counts, status,
+    time range, compression, sha256)."""
+    read_files([(job, opener, record)], budget, sink, progress)
+
+
+def read_files(
+    items: Sequence[FileItem], budget: ExpansionBudget, sink: Sink, progress: Progress
+) -> None:
+    """Read files in order into ``sink``, filling in their inventory records.
+
+    Consecutive small plain files that one line reader batches are read in one pass; their
+    rows still reach the sink file by file, in order.
+    """
+    batch: list[tuple[_Open, LineChunk]] = []
+    current: _Open | None = None
+    try:
+        batch_bytes = 0
+        for job, opener, record in items:
+            opened = current = _begin(job, opener, record, budget, sink)
+            if opened is None:
+                continue
+            reader = opened.choice.reader if opened.choice is not None else None
+            if (
+                not opened.done
+                and isinstance(reader, LineReader)
+                and opened.content.compression == "none"
+                and (record["bytes"] or 0) <= BATCH_FILE_BYTES
+                and reader.can_batch(opened.head)
+            ):
+                if batch and (
+                    batch[0][0].choice is None
+                    or batch[0][0].choice.reader is not reader
+                    or len(batch) >= BATCH_FILES
+                    or batch_bytes >= BATCH_BYTES
+                ):
+                    _read_batch(batch, sink, progress)
+                    batch, batch_bytes = [], 0
+                chunk = _whole(opened)
+                current = None
+                if chunk is not None:
+                    batch.append((opened, chunk))
+                    batch_bytes += len(chunk.data)
+                    continue
+                _end(opened, sink, progress)
+                continue
+            if batch:
+                _read_batch(batch, sink, progress)
+                batch, batch_bytes = [], 0
+            if not opened.done:
+                _stream(opened, sink, progress)
+            current = None
+            _end(opened, sink, progress)
+        if batch:
+            _read_batch(batch, sink, progress)
+    except BaseException:
+        # Interrupted (or a bundle-wide cap): close what is open; the run is abandoned.
+        for opened, _ in batch:
+            opened.content.close()
+        if current is not None:
+            current.content.close()
+        raise
+
+
+def _begin(
+    job: FileJob,
+    opener: Callable[[], Readable],
+    record: dict[str, Any],
+    budget: ExpansionBudget,
+    sink: Sink,
+) -> _Open | None:
+    """Open and sniff a file; ``None`` when it cannot even be opened (recorded)."""
+    ctx = ReadContext(job.path, job.options, job.mtime)
+    try:
+        content = Content(opener(), budget, job.path)
+        record["compression"] = content.compression
+    except OSError as exc:
+        record["status"] = "unreadable"
+        sink.add_issues(record["file_id"], job.path, [Issue("file", 0, 0, f"cannot open: {exc}")])
+        return None
+    opened = _Open(job, record, ctx, content, _FileState())
+    try:
+        opened.head = content.head(SNIFF_BYTES)
+        record["compression"] = content.compression
+        opened.choice = choose_reader(opened.head, ctx.path, job.forced_reader)
+        if opened.choice is None:
+            record["status"] = "binary"
+            ctx.file_issue("binary data (NUL bytes), not a log: not ingested")
+            opened.done = True
+            return opened
+        record["reader"] = opened.choice.reader.name if opened.choice.recognized else "unrecognized"
+        record["recognized"] = opened.choice.recognized
+        record["sniff_score"] = round(opened.choice.score, 3)
+    except ExpansionLimitError as exc:
+        if exc.scope == "bundle":
             content.close()
-        record["decoded_bytes"] = content.decoder.decoded_bytes
-        counts = ctx.counts
-        record.update(
-            records=counts.records,
-            rows=counts.rows,
-            folded=counts.folded,
-            blank=counts.blank,
-            quarantined=counts.dropped,
-            repaired=counts.repaired,
-            ts_min=state.first_ts,
-            ts_max=state.last_ts,
-            year_from=ctx.year_from,
-        )
+            raise
+        ctx.file_issue(exc.message)
+        opened.done = True
+    except CorruptStreamError as exc:
+        ctx.file_issue(exc.message)
+        opened.done = True
+    return opened
 
-    def _read_content(
-        self, content: Content, record: dict[str, Any], ctx: ReadContext, state: _FileState
-    ) -> None:
-        """Sniff, pick a reader and stream its rows into the writer."""
-        file_id = record["file_id"]
+
+def _stream(opened: _Open, sink: Sink, progress: Progress) -> None:
+    """Stream the file's rows through its reader into the sink."""
+    assert opened.choice is not None
+    ctx, content, state = opened.ctx, opened.content, opened.state
+    file_id = opened.record["file_id"]
+    try:
+        for frame in opened.choice.reader.read(content, ctx):
+            _write(frame, file_id, state, sink)
+            sink.add_issues(file_id, ctx.path, ctx.take_issues())
+            read_now = content.stored.bytes_read
+            progress.advance(read_now - state.consumed)
+            state.consumed = read_now
+    except ExpansionLimitError as exc:
+        if exc.scope == "bundle":
+            content.close()
+            raise
+        ctx.file_issue(exc.message)
+    except CorruptStreamError as exc:
+        ctx.file_issue(exc.message)
+
+
+def _whole(opened: _Open) -> LineChunk | None:
+    """All lines of a small plain file as one chunk; ``None`` (noted) if reading failed."""
+    chunks: list[LineChunk] = []
+    try:
+        chunks = list(
+            iter_line_chunks(opened.content, opened.ctx, chunk_bytes=BATCH_FILE_BYTES * 2)
+        )
+    except CorruptStreamError as exc:
+        opened.ctx.file_issue(exc.message)
+        return None
+    if opened.ctx.incomplete:
+        return None  # cannot happen for a plain file on disk; stream it to be safe
+    if not chunks:
+        empty = np.empty(0, np.int64)
+        return LineChunk(b"", empty, empty, 1, empty)
+    whole = chunks[0]
+    for chunk in chunks[1:]:
+        whole = merge_chunks(whole, chunk)
+    return whole
+
+
+def _read_batch(batch: list[tuple[_Open, LineChunk]], sink: Sink, progress: Progress) -> None:
+    """Read a batch of small files of one line reader, then finish each in order."""
+    first = batch[0][0].choice
+    assert first is not None
+    assert isinstance(first.reader, LineReader)
+    frames = first.reader.read_batch([(opened.head, chunk, opened.ctx) for opened, chunk in batch])
+    for (opened, _), frame in zip(batch, frames, strict=True):
+        if frame.height:
+            _write(frame, opened.record["file_id"], opened.state, sink)
+        _end(opened, sink, progress)
+
+
+def _end(opened: _Open, sink: Sink, progress: Progress) -> None:
+    """Close a file: its issues, sha256, status and counts."""
+    ctx, content, state, record = opened.ctx, opened.content, opened.state, opened.record
+    try:
+        if ctx.incomplete and record["status"] == "read":
+            record["status"] = "partial"
+        sink.add_issues(record["file_id"], ctx.path, ctx.take_issues())
         try:
-            head = content.head(SNIFF_BYTES)
-            record["compression"] = content.compression
-            choice = choose_reader(head, ctx.path, self.forced_reader)
-            if choice is None:
-                record["status"] = "binary"
-                ctx.file_issue("binary data (NUL bytes), not a log: not ingested")
-                return
-            record["reader"] = choice.reader.name if choice.recognized else "unrecognized"
-            record["recognized"] = choice.recognized
-            record["sniff_score"] = round(choice.score, 3)
-            for frame in choice.reader.read(content, ctx):
-                self._write(frame, file_id, state)
-                self.writer.add_issues(file_id, ctx.path, ctx.take_issues())
-                read_now = content.stored.bytes_read
-                self.progress.advance(read_now - state.consumed)
-                state.consumed = read_now
-        except ExpansionLimitError as exc:
-            if exc.scope == "bundle":
-                raise
-            ctx.file_issue(exc.message)
-        except CorruptStreamError as exc:
-            ctx.file_issue(exc.message)
+            record["sha256"] = content.finish()
+        except (OSError, CorruptStreamError, ExpansionLimitError):
+            record["sha256"] = None
+        progress.advance(content.stored.bytes_read - state.consumed)
+    finally:
+        content.close()
+    record["decoded_bytes"] = content.decoder.decoded_bytes
+    counts = ctx.counts
+    record.update(
+        records=counts.records,
+        rows=counts.rows,
+        folded=counts.folded,
+        blank=counts.blank,
+        quarantined=counts.dropped,
+        repaired=counts.repaired,
+        ts_min=state.first_ts,
+        ts_max=state.last_ts,
+        year_from=ctx.year_from,
+    )
 
-    def _write(self, frame: pl.DataFrame, file_id: int, state: _FileState) -> None:
-        row_ids = pl.int_range(state.rows, state.rows + frame.height, dtype=pl.Int64, eager=True)
-        frame = frame.with_columns(
-            pl.lit(file_id, dtype=pl.Int32).alias("file_id"),
-            (row_ids + (file_id << 32)).alias("row_id"),
-        )
-        state.rows += frame.height
-        if "_alias" in frame.columns:
-            named = frame.filter(pl.col("_alias").is_not_null() & pl.col("host").is_not_null())
-            if named.height:
-                self.writer.add_aliases(
-                    named.select(
-                        "row_id",
-                        "file_id",
-                        "line",
-                        pl.col("host").cast(pl.String),
-                        pl.col("_alias").alias("alias"),
-                        pl.col("_alias_kind").alias("kind"),
-                    )
+
+def _write(frame: pl.DataFrame, file_id: int, state: _FileState, sink: Sink) -> None:
+    row_ids = pl.int_range(state.rows, state.rows + frame.height, dtype=pl.Int64, eager=True)
+    frame = frame.with_columns(
+        pl.lit(file_id, dtype=pl.Int32).alias("file_id"),
+        (row_ids + (file_id << 32)).alias("row_id"),
+    )
+    state.rows += frame.height
+    if "_alias" in frame.columns:
+        named = frame.filter(pl.col("_alias").is_not_null() & pl.col("host").is_not_null())
+        if named.height:
+            sink.add_aliases(
+                named.select(
+                    "row_id",
+                    "file_id",
+                    "line",
+                    pl.col("host").cast(pl.String),
+                    pl.col("_alias").alias("alias"),
+                    pl.col("_alias_kind").alias("kind"),
                 )
-        keys = None
-        if "_dedup_key" in frame.columns:
-            keys = frame.select(pl.col("row_id"), pl.col("_dedup_key").struct.unnest()).drop_nulls()
-        table = conform(frame)
-        self.writer.add_rows(table, keys)
-        # Nanosecond integers: Python datetimes would drop the last three digits.
-        bounds = pc.min_max(table.column("ts").cast(pa.int64()))
-        low, high = bounds["min"].as_py(), bounds["max"].as_py()
-        if low is not None:
-            state.first_ts = low if state.first_ts is None else min(state.first_ts, low)
-            state.last_ts = high if state.last_ts is None else max(state.last_ts, high)
+            )
+    keys = None
+    if "_dedup_key" in frame.columns:
+        keys = frame.select(pl.col("row_id"), pl.col("_dedup_key").struct.unnest()).drop_nulls()
+    table = conform(frame)
+    sink.add_rows(table, keys)
+    # Nanosecond integers: Python datetimes would drop the last three digits.
+    bounds = pc.min_max(table.column("ts").cast(pa.int64()))
+    low, high = bounds["min"].as_py(), bounds["max"].as_py()
+    if low is not None:
+        state.first_ts = low if state.first_ts is None else min(state.first_ts, low)
+        state.last_ts = high if state.last_ts is None else max(state.last_ts, high)
 
 
 def _mtime(value: float | None) -> dt.datetime | None:

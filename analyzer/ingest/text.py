@@ -19,3 +19,7 @@ class TextReader(LineReader):
 
     name: ClassVar[str] = "text"
     source: ClassVar[str] = "text"
+
+    def can_batch(self, head: bytes) -> bool:
+        """Plain text has no format-specific columns, so files batch freely."""
+        return True

@@ -1,0 +1,90 @@
+"""Small files read together give each file exactly the rows it gets when read alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from analyzer import api
+from analyzer.ingest import pipeline
+from tests.conftest import SAMPLES
+
+#: Columns that name a file's place in the case rather than its content.
+_PLACE = ("row_id", "file_id")
+
+
+def _rows_by_path(case: Path) -> dict[str, pl.DataFrame]:
+    if not any((case / "rows").glob("*.parquet")):
+        return {}  # a file without rows (empty) writes no part
+    rows = pl.read_parquet(case / "rows" / "*.parquet")
+    files = pl.read_parquet(case / "files.parquet").select("file_id", "path")
+    joined = rows.join(files, on="file_id", how="left", maintain_order="left")
+    return {
+        str(path): frame.drop(*_PLACE, "path")
+        for (path,), frame in joined.partition_by("path", as_dict=True).items()
+    }
+
+
+def _write_bundle(root: Path) -> Path:
+    """Files whose edges would show any leak between neighbours in a batch."""
+    bundle = root / "bundle"
+    for node in ("gke-tpu-pool-1-aaaa-0001", "gke-tpu-pool-1-aaaa-0002"):
+        (bundle / "nodes" / node).mkdir(parents=True)
+        (bundle / "nodes" / node / "journal.log").write_bytes(
+            (SAMPLES / "kubelet" / "journal-short.txt").read_bytes()
+        )
+    text = bundle / "pods"
+    text.mkdir()
+    # Ends inside a traceback: the next file must not continue it.
+    (text / "a.log").write_text(
+        "I1129 18:00:00.000000    1 main.py:1] starting\n"
+        "E1129 18:00:01.000000    1 main.py:2] failed:\n"
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 3, in <module>\n'
+    )
+    # Starts with lines without a stamp: they must not inherit a.log's time.
+    (text / "b.log").write_text(
+        '  File "other.py", line 9, in f\n'
+        "ValueError: not part of a.log\n"
+        "\n"
+        "I1129 19:00:00.000000    7 other.py:9] later\r\n"
+    )
+    (text / "c.log").write_bytes(b"\xef\xbb\xbfE1129 18:30:00.000000    2 x.go:1] caf\xe9 broke\n")
+    (text / "d.log").write_text("")
+    (text / "e.log").write_text("no newline at the end, no stamp")
+    return bundle
+
+
+def test_each_file_of_a_batch_reads_as_if_alone(tmp_path: Path) -> None:
+    bundle = _write_bundle(tmp_path)
+    together = api.ingest([bundle], tmp_path / "together", jobs=1)
+    alone: dict[str, pl.DataFrame] = {}
+    for index, file in enumerate(sorted(p for p in bundle.rglob("*") if p.is_file())):
+        relative = file.relative_to(bundle)
+        single = tmp_path / f"single{index}"
+        (single / relative.parent).mkdir(parents=True)
+        (single / relative).write_bytes(file.read_bytes())
+        case = api.ingest([single], tmp_path / f"alone{index}", jobs=1).case
+        alone.update(_rows_by_path(case))
+    batched = _rows_by_path(together.case)
+    assert sorted(batched) == sorted(alone)
+    for path, frame in alone.items():
+        assert batched[path].equals(frame), path
+    b_rows = batched["pods/b.log"]
+    assert b_rows["ts"][0] is None  # nothing carried over from a.log
+    assert b_rows["message"][0].startswith('  File "other.py"')
+
+
+def test_batches_are_cut_at_the_configured_limits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = _write_bundle(tmp_path)
+    whole = api.ingest([bundle], tmp_path / "whole", jobs=1)
+    monkeypatch.setattr(pipeline, "BATCH_FILES", 2)
+    cut = api.ingest([bundle], tmp_path / "cut", jobs=1)
+    assert pl.read_parquet(whole.case / "rows" / "*.parquet").equals(
+        pl.read_parquet(cut.case / "rows" / "*.parquet")
+    )
+    assert whole.meta.counts == cut.meta.counts
