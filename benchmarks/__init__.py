@@ -1,5 +1,7 @@
-"""Benchmarks for culprit (``python -m benchmarks.ingest``, ``benchmarks.generate``,
-``benchmarks.match``); see ``benchmarks/RESULTS.md``."""
+"""Benchmarks for culprit: ``python -m benchmarks run`` reproduces every figure and judges the
+targets (:mod:`benchmarks.run`, :mod:`benchmarks.targets`); each benchmark also runs on its own
+(``python -m benchmarks.ingest``, ``benchmarks.generate``, ``benchmarks.match``,
+``benchmarks.analyze``); see ``benchmarks/RESULTS.md``."""
 
 from __future__ import annotations
 

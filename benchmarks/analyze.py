@@ -36,7 +36,9 @@ Results are printed (the table on stdout) and recorded by :mod:`benchmarks.repor
 results file of kind ``analyze`` in ``benchmarks/results/``, and the analyze section of
 ``benchmarks/RESULTS.md`` is rebuilt from all recorded analysis runs
 (:func:`benchmarks.report.record_analyze`). ``--no-record`` skips both; ``--keep`` keeps the
-run's work directory (``OUT`` with the case and reports, ``OUT2``, the run logs).
+run's work directory (``OUT`` with the case and reports, ``OUT2``, the run logs);
+``--report-json FILE`` also writes the report to ``FILE`` (recorded or not), for ``python -m
+benchmarks run``.
 """
 
 from __future__ import annotations
@@ -75,7 +77,14 @@ from benchmarks.measure import (
     tree_files,
 )
 from benchmarks.progress import say
-from benchmarks.report import ANALYZE, analyze_table, conclude, record_analyze
+from benchmarks.report import (
+    ANALYZE,
+    analyze_table,
+    conclude,
+    record_analyze,
+    recorded_argv,
+    write_report,
+)
 from fixtures.errors import FixtureError
 from fixtures.options import Options
 from fixtures.scenarios import find
@@ -425,6 +434,11 @@ def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Options
     parser.add_argument(
         "--no-record", action="store_true", help="do not write results JSON or RESULTS.md"
     )
+    parser.add_argument(
+        "--report-json",
+        type=Path,
+        help="also write the run's report to this file (recorded or not; for benchmarks.run)",
+    )
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be positive")
@@ -439,7 +453,12 @@ def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Options
 def main(argv: Sequence[str] | None = None) -> int:
     args, options = _parse_args(argv)
     command = shlex.join(
-        ["python", "-m", "benchmarks.analyze", *(sys.argv[1:] if argv is None else argv)]
+        [
+            "python",
+            "-m",
+            "benchmarks.analyze",
+            *recorded_argv(sys.argv[1:] if argv is None else argv),
+        ]
     )
     try:
         cached = prepare(args.cache, args.scenario, options)
@@ -507,6 +526,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         out = record_analyze(report)
         say(f"wrote {_shown(out)} and {_shown(recorded.RESULTS_MD)}")
+    if args.report_json is not None:
+        write_report(args.report_json, report)
     return 0
 
 

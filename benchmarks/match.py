@@ -14,8 +14,10 @@ against two baselines on the same messages in the same run:
 * **grep**: ``LC_ALL=C grep -E -c -f PATTERNS MESSAGES``, timed the same way: the catalogue's
   regexes translated to POSIX ERE by :mod:`benchmarks.ere` (the untranslatable ones left out
   and listed), over the case's messages exported once one per line (newlines inside a message
-  replaced by a space). ``rg -c -f`` too when ripgrep is on ``PATH``; otherwise its row says
-  "not installed".
+  replaced by a space). ``rg -c --no-config -f RG_PATTERNS MESSAGES`` too when ripgrep is on
+  ``PATH`` (otherwise its row says "not installed"): ripgrep reads the catalogue's own regexes
+  (Rust ``regex`` syntax, the engine polars runs them with), not the ERE, adapted only as rg
+  requires (:func:`rg_pattern`); its patterns file is written next to the ERE one.
 * **Python loop**: :mod:`benchmarks.pyloop` in a child process: every regex, compiled as the
   python backend compiles it (``regex`` package, ASCII flag), ``.search``-ed on every line of
   an evenly spread sample of ``--sample`` messages; its loop time (start-up, compiling and
@@ -33,7 +35,8 @@ instead of deleting it.
 
 Results are printed and recorded by :mod:`benchmarks.report` as a results file of kind
 ``match`` in ``benchmarks/results/``, and the match section of ``benchmarks/RESULTS.md`` is
-rebuilt from all recorded matching runs. ``--no-record`` skips both.
+rebuilt from all recorded matching runs. ``--no-record`` skips both; ``--report-json FILE``
+also writes the report to ``FILE`` (recorded or not), for ``python -m benchmarks run``.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ from benchmarks.measure import (
     timings,
 )
 from benchmarks.progress import say
-from benchmarks.report import MATCH, conclude, match_table
+from benchmarks.report import MATCH, conclude, match_table, recorded_argv, write_report
 
 DEFAULT_BACKENDS: Final = "polars,duckdb"
 DEFAULT_SAMPLE: Final = 100_000
@@ -76,6 +79,15 @@ TARGET_VS_LOOP: Final = 50.0
 #: ... no slower than grep, and a peak RSS under 3 GB (3e9 bytes) on 10M rows.
 TARGET_RSS_BYTES: Final = 3_000_000_000
 TARGET_ROWS: Final = 10_000_000
+#: How :func:`rg_pattern` adapts a catalogue regex for ripgrep (recorded as its "method").
+RG_ADAPTATION: Final = (
+    "the catalogue's own regexes (Rust regex syntax, as polars runs them), adapted only as rg "
+    "requires: named groups (?P<name>...) become plain groups (rg joins all -f patterns into "
+    "one alternation, where a name may occur once), [^\\n] becomes . and a \\n outside a "
+    "class becomes \\x20 (rg matches line by line and refuses a literal \\n; the messages "
+    "file has the newlines inside a message replaced by a space); a \\n inside another class "
+    "stays (rg takes it)"
+)
 #: What ``culprit match`` prints about the matching itself: backend, seconds.
 _MATCH_LINE: Final = re.compile(r"; (?P<backend>\w+) (?P<seconds>[\d.]+) s, [\d,]+ rows/s\)")
 
@@ -274,13 +286,15 @@ def measure_loop(
 
 
 def add_ratios(results: list[dict[str, Any]]) -> None:
-    """Each result's rows/s over the Python loop's and over grep's (in place)."""
+    """Each result's rows/s over the Python loop's, over grep's and over ripgrep's (in
+    place)."""
     rates = {r["name"]: r["rows_per_s"] for r in results if r.get("rows_per_s")}
-    loop, grep = rates.get("python-loop"), rates.get("grep")
+    loop, grep, rg = rates.get("python-loop"), rates.get("grep"), rates.get("rg")
     for r in results:
         rate = r.get("rows_per_s")
         r["vs_python_loop"] = rate / loop if rate and loop else None
         r["vs_grep"] = rate / grep if rate and grep else None
+        r["vs_rg"] = rate / rg if rate and rg else None
 
 
 def targets(results: list[dict[str, Any]], rows: int) -> dict[str, Any] | None:
@@ -315,6 +329,91 @@ def targets(results: list[dict[str, Any]], rows: int) -> dict[str, Any] | None:
         }
     )
     return {"checks": checks, "all_met": all(check["met"] for check in checks)}
+
+
+def rg_pattern(pattern: str) -> str:
+    """A catalogue regex as ripgrep takes it in a ``-f`` file (see :data:`RG_ADAPTATION`).
+
+    ripgrep joins every pattern of the file into one alternation, so a group name may occur
+    only once: ``(?P<name>`` and ``(?<name>`` become ``(``. It matches line by line and
+    refuses a regex with a literal newline: ``[^\\n]`` becomes ``.`` (which matches the same
+    in a line) and a ``\\n`` outside a class becomes ``\\x20``, the space that replaced the
+    newlines inside a message in the exported messages. A ``\\n`` inside any other class
+    stays: ripgrep takes it (it drops the newline from a class itself), and ``[^:\\n]`` keeps
+    matching spaces as on the original message. Escapes are read as pairs, so an escaped
+    backslash followed by ``n`` is left alone; nested classes (``[[:alpha:]]``) are tracked
+    by depth, and a ``]`` right after ``[`` or ``[^`` is a literal, as in Rust's ``regex``.
+    """
+    out: list[str] = []
+    index, depth = 0, 0
+    while index < len(pattern):
+        char = pattern[index]
+        if depth == 0 and pattern.startswith("[^\\n]", index):
+            out.append(".")
+            index += len("[^\\n]")
+            continue
+        if char == "\\" and index + 1 < len(pattern):
+            escaped = pattern[index + 1]
+            out.append("\\x20" if escaped == "n" and depth == 0 else "\\" + escaped)
+            index += 2
+            continue
+        if char == "[":
+            depth += 1
+            opened = "[^" if pattern.startswith("[^", index) else "["
+            out.append(opened)
+            index += len(opened)
+            if pattern.startswith("]", index):  # a literal ] first in the class
+                out.append("]")
+                index += 1
+            continue
+        if char == "]" and depth:
+            depth -= 1
+        elif (
+            depth == 0
+            and pattern.startswith(("(?P<", "(?<"), index)
+            and not pattern.startswith(("(?<=", "(?<!"), index)
+        ):
+            out.append("(")
+            index = pattern.index(">", index) + 1
+            continue
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def rg_rejects(rg: str, patterns: str) -> str | None:
+    """What ripgrep says about the patterns file text ``patterns`` (None when it takes it)."""
+    with tempfile.TemporaryDirectory(prefix="rg-check-") as tmp:
+        path = Path(tmp) / "patterns.rg"
+        path.write_text(patterns, encoding="utf-8")
+        done = subprocess.run(
+            [rg, "-c", "--no-config", "-f", str(path), "/dev/null"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if done.returncode <= 1:  # 0: some line matched, 1: none did
+        return None
+    return done.stderr.strip() or f"exit status {done.returncode}"
+
+
+def rg_translation(
+    regexes: list[tuple[str, str]], rg: str | None
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The ripgrep patterns of ``regexes`` (code, regex), and those left out (code, why): when
+    ripgrep refuses the whole file, each pattern is tried alone and the refused ones are left
+    out (``rg`` None: none is checked)."""
+    patterns = [(code, rg_pattern(regex)) for code, regex in regexes]
+    if rg is None or rg_rejects(rg, "".join(f"{p}\n" for _, p in patterns)) is None:
+        return patterns, []
+    kept, left_out = [], []
+    for code, pattern in patterns:
+        why = rg_rejects(rg, pattern + "\n")
+        if why is None:
+            kept.append((code, pattern))
+        else:
+            left_out.append((code, " ".join(why.split())[:200]))
+    return kept, left_out
 
 
 def grep_version(grep: str) -> str:
@@ -360,6 +459,11 @@ def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, int, li
     parser.add_argument(
         "--no-record", action="store_true", help="do not write results JSON or RESULTS.md"
     )
+    parser.add_argument(
+        "--report-json",
+        type=Path,
+        help="also write the run's report to this file (recorded or not; for benchmarks.run)",
+    )
     args = parser.parse_args(argv)
     try:
         rows = parse_rows(args.rows)
@@ -373,27 +477,32 @@ def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, int, li
     return args, rows, backends
 
 
-def _catalogue() -> tuple[dict[str, Any], Translation, str]:
-    """The catalogue's facts, its ERE translation and the ERE patterns file's text."""
+def _catalogue(rg: str | None) -> tuple[dict[str, Any], Translation, str, str]:
+    """The catalogue's facts, its ERE translation, the ERE patterns file's text and the
+    ripgrep patterns file's text (:func:`rg_translation`)."""
     from analyzer.signatures.catalog import load
     from analyzer.signatures.matching import catalogue_digest
 
     catalogue = load()
     regexes = [(s.code, s.regex) for s in catalogue.signatures]
     translation = translate_all(regexes, shutil.which("grep") or "grep")
+    rg_patterns, rg_left_out = rg_translation(regexes, rg)
     facts = {
         "signatures": len(regexes),
         "digest": catalogue_digest(catalogue),
         "patterns_ere": [list(pair) for pair in translation.patterns],
         "left_out": [list(pair) for pair in translation.left_out],
+        "patterns_rg": [list(pair) for pair in rg_patterns],
+        "left_out_rg": [list(pair) for pair in rg_left_out],
     }
-    return facts, translation, "".join(f"{ere}\n" for _, ere in translation.patterns)
+    ere_text = "".join(f"{ere}\n" for _, ere in translation.patterns)
+    return facts, translation, ere_text, "".join(f"{pattern}\n" for _, pattern in rg_patterns)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args, rows, backends = _parse_args(argv)
     command = shlex.join(
-        ["python", "-m", "benchmarks.match", *(sys.argv[1:] if argv is None else argv)]
+        ["python", "-m", "benchmarks.match", *recorded_argv(sys.argv[1:] if argv is None else argv)]
     )
     try:
         cached = prepare(args.cache, rows)
@@ -404,7 +513,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"case {cached.root.name}: {cached.rows:,} rows, "
         f"{cached.facts['message_bytes'] / MIB:,.0f} MiB of messages"
     )
-    catalogue, translation, patterns_text = _catalogue()
+    grep = shutil.which("grep") or "grep"
+    rg = shutil.which("rg")
+    catalogue, translation, patterns_text, rg_text = _catalogue(rg)
     say(
         f"catalogue: {catalogue['signatures']} signatures, {len(translation.patterns)} as ERE"
         + (
@@ -412,9 +523,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             if translation.left_out
             else ""
         )
+        + f"; {len(catalogue['patterns_rg'])} for rg"
+        + (
+            f", left out: {', '.join(c for c, _ in catalogue['left_out_rg'])}"
+            if catalogue["left_out_rg"]
+            else ""
+        )
     )
-    grep = shutil.which("grep") or "grep"
-    rg = shutil.which("rg")
     digest = source_digest()
     host = machine()
     results: list[dict[str, Any]] = []
@@ -422,6 +537,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         patterns = workdir / "patterns.ere"
         patterns.write_text(patterns_text, encoding="utf-8")
+        rg_patterns = workdir / "patterns.rg"
+        rg_patterns.write_text(rg_text, encoding="utf-8")
         case = workdir / CASE_DIR
         link_case(cached.case, case)
         sample = sample_lines(cached, args.sample)
@@ -447,19 +564,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         if rg:
             say(f"rg x{args.runs}")
-            results.append(
-                measure_grep(
-                    "rg",
-                    "ripgrep `rg -c -f`",
-                    [rg, "-c", "--no-config", "-f", *files],
-                    "rg -c --no-config -f PATTERNS MESSAGES",
-                    len(translation.patterns),
-                    cached,
-                    args.runs,
-                    workdir,
-                    1,
-                )
+            measured = measure_grep(
+                "rg",
+                "ripgrep `rg -c -f` (the catalogue's regexes)",
+                [rg, "-c", "--no-config", "-f", str(rg_patterns), str(cached.messages)],
+                "rg -c --no-config -f RG_PATTERNS MESSAGES",
+                len(catalogue["patterns_rg"]),
+                cached,
+                args.runs,
+                workdir,
+                1,
             )
+            measured["version"] = grep_version(rg)
+            measured["method"] = RG_ADAPTATION
+            results.append(measured)
         else:
             results.append(
                 {
@@ -500,8 +618,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "process from os.wait4 in a small Python launcher; inputs read once before the "
             "first run (page cache); backends on a hard-linked working copy of the case, "
             "matches.parquet deleted before each run; grep/rg on the messages exported one "
-            "per line (newlines in a message replaced by a space); Python loop on an evenly "
-            "spread sample, loop time extrapolated to the case's rows"
+            "per line (newlines in a message replaced by a space); grep -E reads the ERE "
+            "translation (benchmarks/ere.py); rg reads " + RG_ADAPTATION + "; Python loop on "
+            "an evenly spread sample, loop time extrapolated to the case's rows"
         ),
         **origin,
         "targets": targets(results, cached.rows),
@@ -511,6 +630,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for check in (report["targets"] or {}).get("checks", []):
         say(f"target: {check['text']}: {check['value']} ({'met' if check['met'] else 'NOT met'})")
     conclude(report, changed=changed, keep=not args.no_record)
+    if args.report_json is not None:
+        write_report(args.report_json, report)
     return 0
 
 

@@ -139,15 +139,25 @@ def timings(runs: list[Run], size: int) -> dict[str, Any]:
 
 
 def _case_facts(case: Path) -> dict[str, Any]:
-    """What the ingest made of the input: counts, readers and statuses, size on disk."""
+    """What the ingest made of the input: counts, readers and statuses, size on disk, and the
+    bytes culprit decoded and the compressions it met (from the inventory, ``None`` when it
+    does not say)."""
     meta = json.loads((case / "case.json").read_text())
-    files = pl.read_parquet(case / "files.parquet").select("reader", "status")
+    files = pl.read_parquet(case / "files.parquet")
     size = tree_bytes(case)
+    decoded = int(files["decoded_bytes"].sum()) if "decoded_bytes" in files.columns else None
+    compressions = (
+        sorted(set(files["compression"].drop_nulls().to_list()))
+        if "compression" in files.columns
+        else None
+    )
     return {
         "counts": meta["counts"],
         "readers": sorted(set(files["reader"].to_list())),
         "statuses": sorted(set(files["status"].to_list())),
         "case_mib": size / MIB,
+        "decoded_bytes": decoded,
+        "compressions": compressions,
     }
 
 
@@ -184,6 +194,8 @@ def measure(name: str, path: Path, runs: int, workdir: Path) -> dict[str, Any]:
         "readers": facts["readers"],
         "statuses": facts["statuses"],
         "case_mib": facts["case_mib"],
+        "decoded_bytes": facts["decoded_bytes"],
+        "compressions": facts["compressions"],
         **timings(results, size),
         "command": shlex.join(command),
     }

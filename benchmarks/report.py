@@ -19,12 +19,16 @@ kind:
   :data:`ANALYZE_BEGIN` and :data:`ANALYZE_END` (added in front of the BGL section when
   missing): per bundle (scenario, hosts, minutes, rate, seed) and measurement, the latest
   result, likewise.
+
+A results file of kind ``run`` (``python -m benchmarks run``) lists the files its steps
+recorded; the targets section at the top of RESULTS.md is rebuilt from all results files by
+:mod:`benchmarks.targets`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -204,9 +208,28 @@ def markdown_section(entries: list[Entry]) -> str:
             + "; 1-minute load average before -> after each run "
             + ", ".join(f"{run['load_before']:.1f} -> {run['load_after']:.1f}" for run in r["runs"])
             + "."
+            + _compressed_note(r)
         )
     lines.append(END)
     return "\n".join(lines) + "\n"
+
+
+def _compressed_note(result: dict[str, Any]) -> str:
+    """For a compressed input: what it decodes to, MiB/s over the decoded bytes (the table's
+    MiB/s is over the stored bytes) and the decompression baselines over the same file."""
+    if not result.get("compression"):
+        return ""
+    from benchmarks.inflate import describe
+
+    decoded = result.get("decoded_mib")
+    if decoded is None:
+        return f" {result['compression']}: decoded size not recorded."
+    return (
+        f" {result['compression']}-compressed: decodes to {decoded:,.1f} MiB, "
+        f"**{result['decoded_mib_per_s']:,.1f} MiB/s of decoded bytes** (the table's "
+        f"{result['mib_per_s']:,.1f} MiB/s is over the stored bytes); decoding the same file to "
+        f"`/dev/null` alone: {describe(result.get('inflate') or {})}."
+    )
 
 
 def generate_table(results: list[dict[str, Any]], commits: list[str] | None = None) -> str:
@@ -370,6 +393,23 @@ def _target_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _rg_note(catalogue: dict[str, Any]) -> str:
+    """How many catalogue regexes ripgrep was given (runs from before ripgrep was fed the
+    catalogue's own regexes say nothing)."""
+    if "patterns_rg" not in catalogue:
+        return ""
+    left_out = catalogue.get("left_out_rg") or []
+    return (
+        f" {len(catalogue['patterns_rg']):,} of the catalogue's own regexes adapted for ripgrep "
+        "(named groups made plain, a newline outside a class made a space)"
+        + (
+            "; left out: " + "; ".join(f"`{code}` ({why})" for code, why in left_out) + "."
+            if left_out
+            else ", none left out."
+        )
+    )
+
+
 def match_section(entries: list[Entry]) -> str:
     """The text between the match markers: the latest result of every backend and baseline
     per case size, the runs they come from and per-row details."""
@@ -414,6 +454,7 @@ def match_section(entries: list[Entry]) -> str:
                 if left_out
                 else ", none left out."
             )
+            + _rg_note(cat)
         )
         lines.extend(_target_lines(report))
     lines.append("")
@@ -434,6 +475,29 @@ def match_section(entries: list[Entry]) -> str:
         )
     lines.append(MATCH_END)
     return "\n".join(lines) + "\n"
+
+
+def recorded_argv(argv: Sequence[str]) -> list[str]:
+    """A benchmark's arguments as its results file records the command: without
+    ``--report-json FILE``, which only says where ``python -m benchmarks run`` collects the
+    report (a temporary file) and changes nothing that is measured."""
+    kept: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--report-json":
+            skip = True
+        elif not arg.startswith("--report-json="):
+            kept.append(arg)
+    return kept
+
+
+def write_report(path: Path, report: dict[str, Any]) -> None:
+    """Write ``report`` to ``path`` as a results file is written (``--report-json``: how
+    ``python -m benchmarks run`` collects a child's report, recorded or not)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n")
 
 
 def update_results_md(section: str, begin: str = BEGIN, end: str = END) -> None:
@@ -468,7 +532,7 @@ def change_note(report: dict[str, Any], package: str = "analyzer") -> str:
     )
 
 
-def _results_path(date: str, hostname: str) -> Path:
+def results_path(date: str, hostname: str) -> Path:
     """``results/<date>-<host>.json``, or ``-2``, ``-3`` … when that run is already there."""
     path = RESULTS_DIR / f"{date}-{hostname}.json"
     number = 2
@@ -481,7 +545,7 @@ def _results_path(date: str, hostname: str) -> Path:
 def record(report: dict[str, Any]) -> Path:
     """Write ``report`` to a new results file and rebuild the RESULTS.md section of its kind;
     the file."""
-    out = _results_path(report["date"], report["machine"]["hostname"])
+    out = results_path(report["date"], report["machine"]["hostname"])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     if kind(report) == GENERATE:
@@ -704,7 +768,7 @@ def place_results_md_section(
 def record_analyze(report: dict[str, Any]) -> Path:
     """Write the analyze ``report`` to a new results file and rebuild the analyze section of
     RESULTS.md (added in front of the BGL section when missing); the file."""
-    out = _results_path(report["date"], report["machine"]["hostname"])
+    out = results_path(report["date"], report["machine"]["hostname"])
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")
     section = analyze_section(latest_analyze_results(out.parent))

@@ -8,6 +8,12 @@ input would be reused and new results would silently be compared with ones measu
 bytes. (``bundle`` is written by the fixtures generator; its name also carries a digest of
 ``fixtures/``.)
 
+A *derived* input (:mod:`benchmarks.inputs.derived`) is made from another input's cached file
+instead (:attr:`InputGenerator.source`): the gcloud array and the compressed copies carry the
+same entries as their source, so their figures compare with its directly. Its cache name
+carries its source's version as well (``…-v1s1``), so a new source means a new derived input;
+its size in the name is its source's.
+
 :data:`DEFAULT_INPUTS` are the four inputs ``python -m benchmarks.ingest`` measures unless
 ``--inputs`` says otherwise; ``bundle`` is measured only when named.
 """
@@ -19,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from benchmarks.inputs import bundle, cloud_logging, kubelet, modelarts, text
+from benchmarks.inputs import bundle, cloud_logging, derived, kubelet, modelarts, text
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,12 @@ class InputGenerator:
     #: ``cache_path(stem, seed)``: where the input goes, relative to the cache directory, given
     #: its stem (name, size, seed and version).
     cache_path: Callable[[str, int], Path]
+    #: A derived input: the input it is made from (generated first, same size and seed) ...
+    source: str | None = None
+    #: ... and ``derive(source_file, path)``, which writes it from that input's file.
+    derive: Callable[[Path, Path], None] | None = None
+    #: The compression of a compressed input (``gzip``, ``zstd``), for the inflate baselines.
+    compression: str | None = None
 
 
 def _file_named(extension: str) -> Callable[[str, int], Path]:
@@ -45,11 +57,30 @@ def _file_named(extension: str) -> Callable[[str, int], Path]:
     return cache_path
 
 
-#: Every input, in the order they are generated, measured and reported.
+def _derived_only(path: Path, target: int, seed: int) -> None:
+    """The ``generate`` of a derived input: never called (it is made by ``derive``)."""
+    raise TypeError(f"{path.name} is derived from another input: use its derive function")
+
+
+def _derived(
+    version: int, source: str, derive: Callable[[Path, Path], None], extension: str
+) -> InputGenerator:
+    """A derived input made by ``derive`` from the cached ``source`` input."""
+    compression = {".gz": "gzip", ".zst": "zstd"}.get(Path(extension).suffix)
+    return InputGenerator(
+        version, _derived_only, _file_named(extension), source, derive, compression
+    )
+
+
+#: Every input, in the order they are generated, measured and reported (a derived input after
+#: its source).
 GENERATORS: Final[Mapping[str, InputGenerator]] = {
     "cloud_logging": InputGenerator(1, cloud_logging.generate, _file_named(".jsonl")),
+    "cloud_logging_array": _derived(1, "cloud_logging", derived.array_from_lines, ".json"),
+    "cloud_logging_gz": _derived(1, "cloud_logging", derived.gzip_file, ".jsonl.gz"),
     "text": InputGenerator(1, text.generate, _file_named(".log")),
     "kubelet": InputGenerator(1, kubelet.generate, _file_named(".log")),
+    "kubelet_zst": _derived(1, "kubelet", derived.zstd_file, ".log.zst"),
     "modelarts": InputGenerator(1, modelarts.generate, modelarts.cache_path),
     "bundle": InputGenerator(1, bundle.generate, bundle.cache_path),
 }
