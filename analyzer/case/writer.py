@@ -300,36 +300,53 @@ class CaseWriter:
     def _rewrite_part(
         self, path: Path, dropped: pl.DataFrame, host_map: HostMap, shifts: dict[int, int]
     ) -> pl.DataFrame:
-        table = pl.from_arrow(pq.read_table(path))
-        assert isinstance(table, pl.DataFrame)
-        gone = table.join(dropped, on="row_id", how="inner")
+        """Rewrite one part without its duplicates, with canonical hosts and shifted years;
+        the rows that were dropped come back (for duplicates.parquet).
+
+        One row group at a time: a part of Cloud Logging rows holds gigabytes of ``extra``
+        once decoded, and the whole part in memory set the peak of a large ingest.
+        """
+        temporary = path.with_suffix(".rewrite")
+        gone_parts: list[pl.DataFrame] = []
+        with (
+            pq.ParquetFile(path) as source,
+            pq.ParquetWriter(temporary, CANONICAL_SCHEMA, **_COMPRESSION) as sink,
+        ):
+            for group in range(source.num_row_groups):
+                table = pl.from_arrow(source.read_row_group(group))
+                assert isinstance(table, pl.DataFrame)
+                kept = self._rewrite_rows(table, dropped, host_map, shifts)
+                if kept.height:
+                    sink.write_table(
+                        kept.to_arrow().cast(CANONICAL_SCHEMA), row_group_size=self._group_rows
+                    )
+                gone_parts.append(
+                    table.join(dropped, on="row_id", how="inner").select(
+                        pl.col("file_id"),
+                        pl.col("line"),
+                        pl.col("offset"),
+                        pl.col("insert_id"),
+                        pl.col("kept_row_id"),
+                    )
+                )
+        temporary.replace(path)
+        return pl.concat(gone_parts)
+
+    @staticmethod
+    def _rewrite_rows(
+        table: pl.DataFrame, dropped: pl.DataFrame, host_map: HostMap, shifts: dict[int, int]
+    ) -> pl.DataFrame:
         kept = table.join(dropped, on="row_id", how="anti")
         kept = kept.with_columns(canonical_host(kept, host_map).cast(pl.Categorical))
-        if shifts:
-            years = pl.col("file_id").replace_strict(shifts, default=0, return_dtype=pl.Int64)
-            movable = pl.col("ts_quality").cast(pl.String).is_in(["inferred_year", "inherited"])
-            kept = kept.with_columns(
-                pl.when(movable & (years != 0))
-                .then(
-                    pl.col("ts").dt.offset_by(pl.concat_str([years.cast(pl.String), pl.lit("y")]))
-                )
-                .otherwise(pl.col("ts"))
-                .alias("ts")
-            )
-        temporary = path.with_suffix(".rewrite")
-        pq.write_table(
-            kept.to_arrow().cast(CANONICAL_SCHEMA),
-            temporary,
-            row_group_size=self._group_rows,
-            **_COMPRESSION,
-        )
-        temporary.replace(path)
-        return gone.select(
-            pl.col("file_id"),
-            pl.col("line"),
-            pl.col("offset"),
-            pl.col("insert_id"),
-            pl.col("kept_row_id"),
+        if not shifts:
+            return kept
+        years = pl.col("file_id").replace_strict(shifts, default=0, return_dtype=pl.Int64)
+        movable = pl.col("ts_quality").cast(pl.String).is_in(["inferred_year", "inherited"])
+        return kept.with_columns(
+            pl.when(movable & (years != 0))
+            .then(pl.col("ts").dt.offset_by(pl.concat_str([years.cast(pl.String), pl.lit("y")])))
+            .otherwise(pl.col("ts"))
+            .alias("ts")
         )
 
 
