@@ -7,10 +7,13 @@ Python launcher that starts ``culprit`` and collects it with ``os.wait4``: the k
 ``rusage`` of exactly that child, as ``/usr/bin/time -v`` reports it, unpolluted by earlier
 runs (``RUSAGE_CHILDREN`` keeps a high-water mark over all of them) or by this process's own
 memory (on Linux a child's peak RSS is seeded with its parent's at fork and survives ``exec``,
-which is why the launcher, a fresh ~10 MiB process, sits in between). The case directory is
-deleted before every run, outside the timed region. The input is read from the page cache (it
-was just generated or read by the previous run); the numbers are warm-cache numbers. An input
-is a file or a directory (a bundle); a directory's size is the sum of its files' sizes.
+which is why the launcher, a fresh ~10 MiB process, sits in between). That high-water mark is
+the largest single process's; culprit reads files in worker processes, so the launcher also
+samples the summed RSS of the child and its descendants every 0.1 s, and the peak RSS
+reported is the larger of the two. The case directory is deleted before every run, outside
+the timed region. The input is read from the page cache (it was just generated or read by
+the previous run); the numbers are warm-cache numbers. An input is a file or a directory (a
+bundle); a directory's size is the sum of its files' sizes.
 
 :func:`run_once` times any command the same way (``python -m benchmarks.generate`` times the
 fixtures generator with it), and :func:`timings` summarizes the runs of one measurement.
@@ -64,13 +67,52 @@ def culprit_command() -> list[str]:
 #: of that child to the file ``argv[1]``. The launcher is a small fresh process, so the child's
 #: peak RSS starts from the launcher's (~10 MiB), not from this benchmark process's: on Linux a
 #: process's high-water mark survives ``exec`` and a child forked from a big parent inherits it.
+#: The kernel's figure is the high-water mark of the largest single process of the tree; culprit
+#: reads files in worker processes, so the launcher also samples the sum of VmRSS over the child
+#: and all its descendants every 0.1 s (``tree_kib``); the larger of the two is reported.
 _LAUNCHER: Final = """
-import json, os, subprocess, sys
+import json, os, subprocess, sys, threading, time
 child = subprocess.Popen(sys.argv[2:])
+peak = [0]
+running = [True]
+def rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+def tree(root):
+    parents = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as stat:
+                    parents[int(name)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    found, frontier = {root}, [root]
+    while frontier:
+        frontier = [p for p, parent in parents.items() if parent in frontier and p not in found]
+        found.update(frontier)
+    return found
+def sample():
+    while running[0]:
+        peak[0] = max(peak[0], sum(rss_kib(pid) for pid in tree(child.pid)))
+        time.sleep(0.1)
+sampler = threading.Thread(target=sample, daemon=True)
+sampler.start()
 _, status, usage = os.wait4(child.pid, 0)
+running[0] = False
 child.returncode = code = os.waitstatus_to_exitcode(status)
 with open(sys.argv[1], "w") as out:
-    json.dump({"maxrss": usage.ru_maxrss, "user": usage.ru_utime, "system": usage.ru_stime}, out)
+    json.dump(
+        {"maxrss": usage.ru_maxrss, "tree_kib": peak[0], "user": usage.ru_utime,
+         "system": usage.ru_stime},
+        out,
+    )
 sys.exit(code if code >= 0 else 128 - code)
 """
 
@@ -94,7 +136,9 @@ def run_once(command: list[str], log: Path) -> Run:
         tail = log.read_text(errors="replace")[-2000:]
         raise BenchmarkError(f"{shlex.join(command)} exited with {code}:\n{tail}")
     usage = json.loads(report.read_text())
-    rss_bytes = usage["maxrss"] * (1 if sys.platform == "darwin" else 1024)
+    rss_bytes = max(
+        usage["maxrss"] * (1 if sys.platform == "darwin" else 1024), usage.get("tree_kib", 0) * 1024
+    )
     return Run(
         seconds, rss_bytes / MIB, usage["user"], usage["system"], load_before, os.getloadavg()[0]
     )
