@@ -230,11 +230,13 @@ class Bundle:
         """
         return content_hash_of([(rel, _hash_file(file)) for rel, file in self._disk_files()])
 
-    def plain_bytes(self) -> int:
-        """Bytes of the regular files on disk that are not archives (what workers can read)."""
-        return sum(
+    def plain_files(self) -> tuple[int, int]:
+        """How many regular files on disk are not archives, and their bytes (what worker
+        processes can read)."""
+        sizes = [
             file.stat().st_size for _, file in self._disk_files() if not archive_kind(file.name)
-        )
+        ]
+        return len(sizes), sum(sizes)
 
     def _disk_files(self) -> Iterator[tuple[str, Path]]:
         for path, prefix in zip(self.inputs, self._prefixes, strict=True):

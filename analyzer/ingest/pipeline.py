@@ -128,8 +128,11 @@ class IngestRun:
 
     def _pool(self) -> WorkerPool | None:
         """A worker pool when there is enough on disk to be worth one."""
-        if self.jobs < 2 or self.bundle.plain_bytes() < MIN_PARALLEL_BYTES:
+        if self.jobs < 2:
             return None
+        count, size = self.bundle.plain_files()
+        if count < 2 or size < MIN_PARALLEL_BYTES:
+            return None  # one file is read by one process either way
         return WorkerPool(self.jobs, self.writer.staging / "spool")
 
     def _dispatch(
