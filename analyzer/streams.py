@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import types
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
@@ -16,6 +17,14 @@ from typing import Any, Final, Protocol
 import zstandard
 
 from analyzer.errors import BundleError, ExpansionLimitError
+
+_inflate: types.ModuleType
+try:
+    from isal import isal_zlib as _inflate
+except ImportError:  # pragma: no cover - isal is a dependency; zlib keeps a bare install working
+    _inflate = zlib
+#: What either inflater raises on corrupt data.
+_INFLATE_ERRORS: Final[tuple[type[Exception], ...]] = (zlib.error, _inflate.error)
 
 READ_BLOCK: Final = 1 << 16
 _MIN_FEED: Final = 256
@@ -212,13 +221,14 @@ class _MemberDecoder(_Decoder):
 
 
 class GzipDecoder(_MemberDecoder):
-    """Streaming gzip (multi-member) decoder built on :mod:`zlib`."""
+    """Streaming gzip (multi-member) decoder: ISA-L's inflate (``isal``, about 1.5x zlib on
+    these inputs, see benchmarks/RESULTS.md) with :mod:`zlib`'s interface, or zlib itself."""
 
     compression = "gzip"
-    _errors = (zlib.error,)
+    _errors = _INFLATE_ERRORS
 
     def _new(self) -> Any:
-        return zlib.decompressobj(wbits=31)
+        return _inflate.decompressobj(wbits=31)
 
 
 class ZstdDecoder(_MemberDecoder):

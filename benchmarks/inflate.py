@@ -5,9 +5,8 @@ at all?
 each compressed input's ingest figure is put beside the time a bare decoder takes over the
 same file, writing what it decodes to ``/dev/null``:
 
-* gzip: :mod:`zlib` (``decompressobj(wbits=31)``, what culprit's own gzip decoder uses), and
-  ISA-L's inflate (``isal.isal_zlib``, the ``igzip`` library, about 2-3x faster than zlib)
-  when the ``isal`` package is importable (``pip install -e '.[bench]'``);
+* gzip: :mod:`zlib` (``decompressobj(wbits=31)``), and ISA-L's inflate (``isal.isal_zlib``,
+  the ``igzip`` library, what culprit's own gzip decoder uses; a dependency of culprit);
 * zstd: ``zstandard`` (what culprit uses).
 
 Each baseline is a fresh ``python -c`` child timed by :func:`benchmarks.measure.run_once`

@@ -615,8 +615,8 @@ each; under 2 minutes once its inputs are cached) checks the machinery: its figu
 printed and kept in its `run` file, never used here. `--only
 ingest,match,analyze` runs some of the steps; `--rebuild-table` rebuilds the table without
 measuring; `--no-record` writes nothing. The full run takes a couple of hours and needs about
-25 GB free for the 4,096-host bundle (`pip install -e '.[bench]'` adds the ISA-L inflate
-baseline). What each target reads and how it is judged: `benchmarks/targets.py`.
+25 GB free for the 4,096-host bundle. What each target reads and how it is judged:
+`benchmarks/targets.py`.
 
 """
 
