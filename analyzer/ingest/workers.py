@@ -1,12 +1,13 @@
 """Read bundle files in worker processes, and hand their output back in bundle order.
 
 Ingest is CPU-bound (JSON extraction, grammar regexes, folding) and one Python process keeps
-about one core busy, so plain files on disk are read by a pool of worker processes. A worker
-runs exactly what the serial path runs (:func:`analyzer.ingest.pipeline.read_file`) into a
-:class:`_Spool`: rows go to an Arrow IPC file in the case's staging directory, and the small
-things (aliases, de-duplication keys, quarantine entries, the inventory record) come back
-with the result. The parent replays each file's spool into the case writer strictly in
-submission order, so a case is the same row for row whatever the number of workers.
+about one core busy, so plain files on disk are read by a pool of worker processes, a group
+of files per task (a large file alone, or a run of small ones). A worker runs exactly what the
+serial path runs (:func:`analyzer.ingest.pipeline.read_files`) into a :class:`_Spool`: rows
+go to an Arrow IPC stream in the case's staging directory, and the small things (aliases,
+de-duplication keys, quarantine entries, the inventory records) come back with the result.
+The parent replays each group's spool into the case writer strictly in submission order, so
+a case is the same row for row whatever the number of workers.
 
 Workers are spawned, not forked: the parent already runs polars' and DuckDB's thread pools,
 which must not be copied into a child mid-flight.
