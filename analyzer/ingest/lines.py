@@ -147,6 +147,9 @@ class LineReader:
         :meth:`read` would have yielded for it.
         """
         hints = [self.hints(head, ctx) for head, _, ctx in files]
+        if len(files) > 1 and any(h.tz != hints[0].tz or h.extra for h in hints):
+            # Zones and extra fields are literals of the whole pass: such files go one by one.
+            return [frame for item in files for frame in self.read_batch([item])]
         count = len(files)
         sizes = np.array([len(chunk) for _, chunk, _ in files], dtype=np.int64)
         texts: list[pl.Series] = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import io
 from pathlib import Path
 
 import polars as pl
@@ -9,6 +11,10 @@ import pytest
 
 from analyzer import api
 from analyzer.ingest import pipeline
+from analyzer.ingest.base import ReadContext, ReadOptions
+from analyzer.ingest.framing import iter_line_chunks
+from analyzer.ingest.lines import FileHints
+from analyzer.ingest.text import TextReader
 from tests.conftest import SAMPLES
 
 #: Columns that name a file's place in the case rather than its content.
@@ -88,3 +94,25 @@ def test_batches_are_cut_at_the_configured_limits(
         pl.read_parquet(cut.case / "rows" / "*.parquet")
     )
     assert whole.meta.counts == cut.meta.counts
+
+
+def test_files_with_their_own_zone_are_read_one_by_one() -> None:
+    """A zone (or extra fields) is a literal of the whole pass: files that differ in it must
+    not share one, or one file's local stamps would be read in the other's zone."""
+
+    class Zoned(TextReader):
+        def hints(self, head: bytes, ctx: ReadContext) -> FileHints:
+            base = super().hints(head, ctx)
+            return dataclasses.replace(base, tz="+08:00" if "east" in ctx.path else "UTC")
+
+    line = b"2026-11-29 18:00:00,000 INFO train: step 1\n"
+    items = []
+    for name in ("east.log", "west.log"):
+        ctx = ReadContext(name, ReadOptions())
+        chunk = next(iter_line_chunks(io.BytesIO(line), ctx))
+        items.append((line, chunk, ctx))
+    reader = Zoned()
+    together = reader.read_batch(items)
+    alone = [reader.read_batch([item])[0] for item in items]
+    assert [frame["ts"].to_list() for frame in together] == [f["ts"].to_list() for f in alone]
+    assert together[0]["ts"][0] != together[1]["ts"][0]
