@@ -431,7 +431,11 @@ def _stream(opened: _Open, sink: Sink, progress: Progress) -> None:
 
 
 def _whole(opened: _Open) -> LineChunk | None:
-    """All lines of a small plain file as one chunk; ``None`` (noted) if reading failed."""
+    """All lines of a small plain file as one chunk; ``None`` (noted) if reading failed.
+
+    A read that breaks off part-way is noted by the framing (the file becomes ``partial``) and
+    the lines read before the break are kept, as when the file is streamed.
+    """
     chunks: list[LineChunk] = []
     try:
         chunks = list(
@@ -440,8 +444,6 @@ def _whole(opened: _Open) -> LineChunk | None:
     except CorruptStreamError as exc:
         opened.ctx.file_issue(exc.message)
         return None
-    if opened.ctx.incomplete:
-        return None  # cannot happen for a plain file on disk; stream it to be safe
     if not chunks:
         empty = np.empty(0, np.int64)
         return LineChunk(b"", empty, empty, 1, empty)

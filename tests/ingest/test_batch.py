@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import io
+from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pytest
 
 from analyzer import api
 from analyzer.ingest import pipeline
-from analyzer.ingest.base import ReadContext, ReadOptions
+from analyzer.ingest.base import Issue, ReadContext, ReadOptions
 from analyzer.ingest.framing import iter_line_chunks
 from analyzer.ingest.lines import FileHints
 from analyzer.ingest.text import TextReader
+from analyzer.streams import CorruptStreamError, ExpansionBudget
 from tests.conftest import SAMPLES
 
 #: Columns that name a file's place in the case rather than its content.
@@ -116,3 +119,53 @@ def test_files_with_their_own_zone_are_read_one_by_one() -> None:
     alone = [reader.read_batch([item])[0] for item in items]
     assert [frame["ts"].to_list() for frame in together] == [f["ts"].to_list() for f in alone]
     assert together[0]["ts"][0] != together[1]["ts"][0]
+
+
+class _BreaksOff(io.RawIOBase):
+    """A plain stream that fails after its first read, as a damaged disk or archive would."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data: bytes | None = data
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if self._data is None:
+            raise CorruptStreamError("stream broke off", decoded_bytes=0, path="x")
+        data, self._data = self._data, None
+        return data
+
+
+def test_a_small_file_that_breaks_off_keeps_the_lines_read() -> None:
+    lines = b"".join(
+        f"I1129 18:00:0{i}.000000    1 main.go:1] line {i}\n".encode() for i in range(5)
+    )
+    sink = _Collect()
+    record: dict[str, object] = {"file_id": 0, "bytes": len(lines), "status": "read"}
+    job = pipeline.FileJob("node/kubelet.log", None, ReadOptions(), None)
+    pipeline.read_files(
+        [(job, lambda: _BreaksOff(lines), record)],
+        ExpansionBudget(),
+        sink,
+        pipeline.NullProgress(),
+    )
+    assert record["status"] == "partial"
+    assert record["rows"] == 5
+    assert sum(table.num_rows for table in sink.tables) == 5
+    assert any("broke off" in issue.reason for issue in sink.issues)
+
+
+class _Collect:
+    def __init__(self) -> None:
+        self.tables: list[pa.Table] = []
+        self.issues: list[Issue] = []
+
+    def add_rows(self, table: pa.Table, dedup_keys: pl.DataFrame | None = None) -> None:
+        self.tables.append(table)
+
+    def add_aliases(self, found: pl.DataFrame) -> None:
+        return None
+
+    def add_issues(self, file_id: int, path: str, issues: Iterable[Issue]) -> None:
+        self.issues.extend(issues)
