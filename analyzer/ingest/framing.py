@@ -193,7 +193,7 @@ def iter_line_chunks(
     """
     size = chunk_bytes or ctx.options.chunk_bytes
     max_line = ctx.options.max_line_bytes
-    pending = bytearray()
+    pending = b""  # the unfinished last line so far (never holds a newline)
     pending_offset = 0  # decoded-file offset of pending[0]
     next_line = 1
     giant: _GiantLine | None = None
@@ -214,15 +214,17 @@ def iter_line_chunks(
             pending_offset = giant.offset + giant.length + 1
             giant = None
             block = block[cut + 1 :]
-        pending += block
-        last_newline = pending.rfind(b"\n")
+        last_newline = block.rfind(b"\n")
         if last_newline < 0:
+            pending += block
             if len(pending) > max_line:
-                giant = _GiantLine(bytes(pending[:max_line]), pending_offset, len(pending))
-                pending = bytearray()
+                giant = _GiantLine(pending[:max_line], pending_offset, len(pending))
+                pending = b""
             continue
-        complete = bytes(pending[: last_newline + 1])
-        del pending[: last_newline + 1]
+        # One copy of the block's bytes per chunk: the carried tail and the block's complete
+        # lines joined, the rest kept as the next tail.
+        complete = b"".join((pending, memoryview(block)[: last_newline + 1]))
+        pending = block[last_newline + 1 :]
         chunk = _split_lines(complete, next_line, pending_offset, max_line)
         next_line += len(chunk)
         pending_offset += len(complete)
@@ -231,8 +233,9 @@ def iter_line_chunks(
         yield giant.chunk(next_line)
         next_line += 1
     elif pending:
-        tail = bytes(pending)
-        yield _split_lines(tail + b"\n", next_line, pending_offset, max_line, virtual_newline=True)
+        yield _split_lines(
+            pending + b"\n", next_line, pending_offset, max_line, virtual_newline=True
+        )
 
 
 @dataclass

@@ -20,7 +20,7 @@ import polars as pl
 import pyarrow as pa
 
 from analyzer.ingest.base import ReadContext
-from analyzer.ingest.framing import iter_line_chunks
+from analyzer.ingest.framing import LineChunk, iter_line_chunks
 from analyzer.streams import Readable
 
 _LOCAL = threading.local()
@@ -110,7 +110,7 @@ def json_lines(
         text, repaired = chunk.text()
         lines = chunk.line_numbers
         ctx.counts.records += len(chunk)
-        blank = (text.str.strip_chars().str.len_bytes() == 0).to_numpy()
+        blank = _blank_lines(chunk, text)
         keep = ~blank
         ctx.counts.blank += int(blank.sum())
         for index, length in chunk.oversize.items():
@@ -127,7 +127,34 @@ def json_lines(
                 int(chunk.offsets[index]),
                 "line is not valid UTF-8; invalid bytes were replaced by U+FFFD",
             )
-        yield text.filter(keep), lines[keep], chunk.offsets[keep]
+        if keep.all():  # the usual case: no copy of the chunk's text
+            yield text, lines, chunk.offsets
+        else:
+            yield text.filter(keep), lines[keep], chunk.offsets[keep]
+
+
+#: First bytes of a line that may be blank: ASCII whitespace, and any non-ASCII byte (a line
+#: of Unicode spaces is blank too).
+_MAYBE_BLANK: Final = np.array([9, 10, 11, 12, 13, 28, 29, 30, 31, 32, *range(128, 256)])
+
+
+def _blank_lines(chunk: LineChunk, text: pl.Series) -> npt.NDArray[np.bool_]:
+    """Which lines hold nothing but whitespace.
+
+    Only lines that are empty or start with a byte that may be whitespace are stripped: a
+    JSON record starts with ``{``, so a chunk's text is not copied just to find none.
+    """
+    lengths = chunk.ends - chunk.starts
+    if lengths.size == 0:
+        return np.zeros(0, dtype=np.bool_)
+    data = np.frombuffer(chunk.data, dtype=np.uint8)
+    first = data[np.minimum(chunk.starts, max(len(data) - 1, 0))] if len(data) else lengths
+    blank: npt.NDArray[np.bool_] = lengths == 0
+    maybe = np.flatnonzero(~blank & np.isin(first, _MAYBE_BLANK))
+    if maybe.size:
+        stripped = text.gather(maybe).str.strip_chars().str.len_bytes() == 0
+        blank[maybe] = stripped.to_numpy()
+    return blank
 
 
 def extract(

@@ -131,3 +131,16 @@ def test_take_and_merge_round_trip() -> None:
     assert merged.text()[0].to_list() == chunk.text()[0].to_list()
     assert merged.offsets.tolist() == chunk.offsets.tolist() == [0, 4, 8, 14]
     assert merged.line_numbers.tolist() == [1, 2, 3, 4]
+
+
+def test_blank_json_lines_are_those_strip_empties() -> None:
+    """The cheap blank-line test agrees with stripping every line, Unicode spaces included."""
+    from analyzer.ingest.jsonfields import _blank_lines
+
+    data = '{}\n\n   \n\t\n{"a":1}\n\u00a0\u3000\n \x1c\nx\n\r\n'.encode()
+    ctx = ReadContext("x", ReadOptions())
+    chunk = next(iter_line_chunks(io.BytesIO(data), ctx))
+    text, _ = chunk.text()
+    expected = (text.str.strip_chars().str.len_bytes() == 0).to_list()
+    assert _blank_lines(chunk, text).tolist() == expected
+    assert expected == [False, True, True, True, False, True, False, False, True]
