@@ -107,6 +107,16 @@ class ExpansionBudget:
                 "(raise --max-expansion to allow it)",
                 path=path,
             )
+        self._check_total(path)
+
+    def add_decoded(self, added: int, path: str | None) -> None:
+        """Account bytes another budget already checked per stream (a worker's); raise when the
+        bundle's total cap is crossed."""
+        self.total_decoded += added
+        self._check_total(path)
+
+    def _check_total(self, path: str | None) -> None:
+        """Raise when the bundle has decoded more than ``max_total_bytes`` in total."""
         if self.max_total_bytes is not None and self.total_decoded > self.max_total_bytes:
             raise ExpansionLimitError(
                 f"bundle decompresses to more than {self.max_total_bytes:,} bytes in total; "

@@ -46,9 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -79,10 +77,11 @@ from benchmarks.measure import (
 from benchmarks.progress import say
 from benchmarks.report import (
     ANALYZE,
+    add_recording_options,
     analyze_table,
     conclude,
     record_analyze,
-    recorded_argv,
+    recorded_command,
     write_report,
 )
 from fixtures.errors import FixtureError
@@ -431,14 +430,7 @@ def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Options
     parser.add_argument(
         "--keep", action="store_true", help="keep the run's work directory (cases, reports, logs)"
     )
-    parser.add_argument(
-        "--no-record", action="store_true", help="do not write results JSON or RESULTS.md"
-    )
-    parser.add_argument(
-        "--report-json",
-        type=Path,
-        help="also write the run's report to this file (recorded or not; for benchmarks.run)",
-    )
+    add_recording_options(parser)
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be positive")
@@ -452,14 +444,7 @@ def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, Options
 
 def main(argv: Sequence[str] | None = None) -> int:
     args, options = _parse_args(argv)
-    command = shlex.join(
-        [
-            "python",
-            "-m",
-            "benchmarks.analyze",
-            *recorded_argv(sys.argv[1:] if argv is None else argv),
-        ]
-    )
+    command = recorded_command("benchmarks.analyze", argv)
     try:
         cached = prepare(args.cache, args.scenario, options)
     except BenchmarkError as exc:

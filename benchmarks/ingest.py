@@ -40,8 +40,6 @@ quick checks. ``--report-json FILE`` also writes the report to ``FILE`` (recorde
 from __future__ import annotations
 
 import argparse
-import shlex
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -56,7 +54,14 @@ from benchmarks.inflate import measure_all as measure_inflate
 from benchmarks.inputs import DEFAULT_INPUTS, GENERATORS, INPUT_NAMES
 from benchmarks.measure import BenchmarkError, measure, tree_bytes
 from benchmarks.progress import say
-from benchmarks.report import INGEST, conclude, recorded_argv, table, write_report
+from benchmarks.report import (
+    INGEST,
+    add_recording_options,
+    conclude,
+    recorded_command,
+    table,
+    write_report,
+)
 
 #: Peak RSS allowed while ingesting a 2 GB Cloud Logging JSON-lines export.
 RSS_BUDGET_MIB: Final = 1536
@@ -150,14 +155,7 @@ def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[st
         default=",".join(DEFAULT_INPUTS),
         help=f"comma-separated subset of {','.join(INPUT_NAMES)} (default: %(default)s)",
     )
-    parser.add_argument(
-        "--no-record", action="store_true", help="do not write results JSON or RESULTS.md"
-    )
-    parser.add_argument(
-        "--report-json",
-        type=Path,
-        help="also write the run's report to this file (recorded or not; for benchmarks.run)",
-    )
+    add_recording_options(parser)
     args = parser.parse_args(argv)
     names = [name.strip() for name in args.inputs.split(",") if name.strip()]
     if args.size_mb < 1 or args.runs < 1 or not names or not set(names) <= set(INPUT_NAMES):
@@ -167,14 +165,7 @@ def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[st
 
 def main(argv: Sequence[str] | None = None) -> int:
     args, names = _parse_args(argv)
-    command = shlex.join(
-        [
-            "python",
-            "-m",
-            "benchmarks.ingest",
-            *recorded_argv(sys.argv[1:] if argv is None else argv),
-        ]
-    )
+    command = recorded_command("benchmarks.ingest", argv)
 
     inputs = prepare_inputs(args.cache, args.size_mb, args.seed, names)
     digest = source_digest()

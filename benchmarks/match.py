@@ -70,7 +70,14 @@ from benchmarks.measure import (
     timings,
 )
 from benchmarks.progress import say
-from benchmarks.report import MATCH, conclude, match_table, recorded_argv, write_report
+from benchmarks.report import (
+    MATCH,
+    add_recording_options,
+    conclude,
+    match_table,
+    recorded_command,
+    write_report,
+)
 
 DEFAULT_BACKENDS: Final = "polars,duckdb"
 DEFAULT_SAMPLE: Final = 100_000
@@ -456,14 +463,7 @@ def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, int, li
         action="store_true",
         help="keep the run's work directory (matched case copy, patterns, logs)",
     )
-    parser.add_argument(
-        "--no-record", action="store_true", help="do not write results JSON or RESULTS.md"
-    )
-    parser.add_argument(
-        "--report-json",
-        type=Path,
-        help="also write the run's report to this file (recorded or not; for benchmarks.run)",
-    )
+    add_recording_options(parser)
     args = parser.parse_args(argv)
     try:
         rows = parse_rows(args.rows)
@@ -501,9 +501,7 @@ def _catalogue(rg: str | None) -> tuple[dict[str, Any], Translation, str, str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args, rows, backends = _parse_args(argv)
-    command = shlex.join(
-        ["python", "-m", "benchmarks.match", *recorded_argv(sys.argv[1:] if argv is None else argv)]
-    )
+    command = recorded_command("benchmarks.match", argv)
     try:
         cached = prepare(args.cache, rows)
     except BenchmarkError as exc:

@@ -27,7 +27,10 @@ recorded; the targets section at the top of RESULTS.md is rebuilt from all resul
 
 from __future__ import annotations
 
+import argparse
 import json
+import shlex
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -475,6 +478,25 @@ def match_section(entries: list[Entry]) -> str:
         )
     lines.append(MATCH_END)
     return "\n".join(lines) + "\n"
+
+
+def add_recording_options(parser: argparse.ArgumentParser) -> None:
+    """``--no-record`` and ``--report-json FILE``, as every recording benchmark takes them."""
+    parser.add_argument(
+        "--no-record", action="store_true", help="do not write results JSON or RESULTS.md"
+    )
+    parser.add_argument(
+        "--report-json",
+        type=Path,
+        help="also write the run's report to this file (recorded or not; for benchmarks.run)",
+    )
+
+
+def recorded_command(module: str, argv: Sequence[str] | None) -> str:
+    """The command a results file records for ``python -m MODULE`` run with ``argv`` (this
+    process's arguments when ``None``), without ``--report-json``."""
+    given = sys.argv[1:] if argv is None else argv
+    return shlex.join(["python", "-m", module, *recorded_argv(given)])
 
 
 def recorded_argv(argv: Sequence[str]) -> list[str]:

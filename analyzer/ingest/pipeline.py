@@ -167,17 +167,11 @@ class IngestRun:
             record.update(returned)
         replay(spooled, self.writer)
         self.progress.advance(sum(record["bytes"] or 0 for record in records))
-        budget = self.bundle.budget
-        budget.total_decoded += spooled.decoded
-        over = budget.max_total_bytes is not None and budget.total_decoded > budget.max_total_bytes
-        if spooled.bundle_limit is not None or over:
+        if spooled.bundle_limit is not None:
             raise ExpansionLimitError(
-                spooled.bundle_limit
-                or f"bundle decompresses to more than {budget.max_total_bytes:,} bytes in "
-                "total; stopping (raise --max-bytes to allow it)",
-                path=records[-1]["path"],
-                scope="bundle",
+                spooled.bundle_limit, path=records[-1]["path"], scope="bundle"
             )
+        self.bundle.budget.add_decoded(spooled.decoded, records[-1]["path"])
 
     def _new_record(self, member: Member, status: str) -> dict[str, Any]:
         record: dict[str, Any] = {
