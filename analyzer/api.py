@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,18 +19,22 @@ import duckdb
 import pyarrow as pa
 
 from analyzer import __version__
-from analyzer.bundle import Bundle, BundleLimits, content_hash_of
+from analyzer.bundle import Bundle, BundleLimits
 from analyzer.case.info import CaseInfo, summarize
-from analyzer.case.layout import BundleInfo, CaseMeta, Counts, InputInfo, meta_path
+from analyzer.case.layout import CaseMeta, meta_path
 from analyzer.case.store import Case, open_case
-from analyzer.case.writer import CaseWriter
 from analyzer.diagnose.attempts import DEFAULT_SILENCE_S
 from analyzer.diagnose.findings import Findings
 from analyzer.diagnose.run import DEFAULT_SKEW_S
+from analyzer.engine import Engine, engine_named
+from analyzer.engine import shards as shards_mod
+from analyzer.engine.merge import MergeResult
+from analyzer.engine.remote import identify, is_url
+from analyzer.engine.shards import IngestJob, PartMeta, Shard
 from analyzer.errors import CaseError, QueryError, UsageError
 from analyzer.ingest.base import ReadOptions
 from analyzer.ingest.detect import reader_named
-from analyzer.ingest.pipeline import IngestRun, NullProgress, Progress
+from analyzer.ingest.pipeline import NullProgress, Progress
 from analyzer.ingest.timestamps import check_tz
 from analyzer.ingest.workers import default_jobs
 from analyzer.replay.run import Outcome
@@ -46,12 +49,17 @@ __all__ = [
     "CaseInfo",
     "IngestResult",
     "MatchResult",
+    "MergeResult",
+    "PartMeta",
     "ReadOptions",
     "case_hosts",
     "case_info",
     "ingest",
+    "ingest_shard",
     "load_case",
     "match",
+    "match_shard",
+    "merge",
     "query",
 ]
 
@@ -69,14 +77,6 @@ class IngestResult:
     reused: bool
 
 
-def _settings(options: ReadOptions, limits: BundleLimits, reader: str | None) -> dict[str, Any]:
-    return {
-        "read": dataclasses.asdict(options),
-        "limits": dataclasses.asdict(limits),
-        "reader": reader,
-    }
-
-
 def ingest(
     inputs: Sequence[str | Path],
     out: str | Path,
@@ -87,6 +87,10 @@ def ingest(
     force: bool = False,
     progress: Progress | None = None,
     jobs: int | None = None,
+    engine: str = "local",
+    address: str | None = None,
+    workers: int | None = None,
+    shards: int | None = None,
 ) -> IngestResult:
     """Ingest a bundle (directories, archives, files) into the case directory ``out``.
 
@@ -100,46 +104,132 @@ def ingest(
         progress: receives progress reports.
         jobs: worker processes reading plain files (default: one per core; 1 reads in this
             process). The case is the same whatever the number.
+        engine: ``local`` (default) or ``ray`` (shards as Ray tasks, then a merge; the case
+            is the same); ``address``, ``workers`` and ``shards`` as for :func:`analyze`.
 
     Raises:
         BundleError: an input is missing or the bundle exceeds its total size cap.
         UsageError: an option has an unusable value.
         CaseError: the case directory cannot be written.
     """
+    job = _ingest_job(inputs, options, limits, reader)
+    chosen = engine_named(engine, address=address, workers=workers, shards=shards)
+    return _ingest_with(chosen, job, Path(out), force=force, progress=progress, jobs=jobs)
+
+
+def _ingest_with(
+    engine: Engine,
+    job: IngestJob,
+    target: Path,
+    *,
+    force: bool,
+    progress: Progress | None,
+    jobs: int | None,
+) -> IngestResult:
+    if not force:
+        bundle, fingerprint = identify(job.inputs, job.limits)
+        reused = _reuse(target, bundle, fingerprint, job.settings)
+        if reused is not None:
+            return IngestResult(target, reused, True)
+    meta = engine.ingest(
+        job,
+        target,
+        jobs=default_jobs() if jobs is None else max(1, jobs),
+        progress=progress or NullProgress(),
+    )
+    return IngestResult(target, meta, False)
+
+
+def _ingest_job(
+    inputs: Sequence[str | Path],
+    options: ReadOptions | None,
+    limits: BundleLimits | None,
+    reader: str | None,
+) -> IngestJob:
+    """Check the options of an ingest."""
     options = options or ReadOptions()
-    limits = limits or BundleLimits()
     check_tz(options.tz)
     if reader is not None:
         reader_named(reader)
     if options.max_line_bytes < 1024:
         raise UsageError("--max-line-bytes must be at least 1024")
-    target = Path(out)
-    bundle = Bundle([Path(p) for p in inputs], limits)
-    settings = _settings(options, limits, reader)
-    fingerprint = bundle.fingerprint()
-    if not force:
-        reused = _reuse(target, bundle, fingerprint, settings)
-        if reused is not None:
-            return IngestResult(target, reused, True)
-    writer = CaseWriter(target)
-    try:
-        IngestRun(
-            bundle,
-            writer,
-            options,
-            reader,
-            progress or NullProgress(),
-            jobs=default_jobs() if jobs is None else max(1, jobs),
-        ).run()
-        meta = writer.commit(lambda files: _meta(bundle, fingerprint, settings, files))
-    except BaseException:
-        writer.abort()
-        raise
-    return IngestResult(target, meta, False)
+    job = IngestJob(tuple(str(p) for p in inputs), options, limits or BundleLimits(), reader)
+    identify(job.inputs, job.limits)  # a missing input fails here, before any work starts
+    return job
+
+
+def ingest_shard(
+    inputs: Sequence[str | Path],
+    out: str | Path,
+    shard: str,
+    *,
+    options: ReadOptions | None = None,
+    limits: BundleLimits | None = None,
+    reader: str | None = None,
+    progress: Progress | None = None,
+    jobs: int | None = None,
+) -> PartMeta:
+    """Read shard ``shard`` (``"k/N"``, k from 0) of the bundle into the part directory
+    ``out``; :func:`merge` of all N parts gives the case one :func:`ingest` would.
+
+    Raises:
+        UsageError: a bad shard or option.
+        BundleError, CaseError: as for :func:`ingest`.
+    """
+    job = _ingest_job(inputs, options, limits, reader)
+    return shards_mod.ingest_shard(
+        job,
+        Shard.parse(shard),
+        Path(out),
+        jobs=default_jobs() if jobs is None else max(1, jobs),
+        progress=progress,
+    )
+
+
+def match_shard(
+    case: str | Path,
+    shard: str,
+    out: str | Path | None = None,
+    *,
+    backend: str = "polars",
+    signatures: Sequence[str | Path] = (),
+) -> PartMeta:
+    """Match shard ``shard`` (``"k/N"``) of the case's row files into the part directory
+    ``out`` (default ``CASE/parts/match-k-of-N``); :func:`merge` of all N parts writes the
+    case's matches as :func:`match` would.
+
+    Raises:
+        UsageError, CaseError, SignatureError: as for :func:`match`, or a bad shard.
+    """
+    from analyzer.signatures.backends import backend_named
+
+    chosen = backend_named(backend)
+    spec = Shard.parse(shard)
+    opened = load_case(case)
+    catalogue = load_catalogue([Path(p) for p in signatures])
+    target = (
+        Path(out)
+        if out is not None
+        else opened.path / "parts" / f"match-{spec.index}-of-{spec.count}"
+    )
+    return shards_mod.match_shard(opened, catalogue, chosen, spec, target)
+
+
+def merge(parts: Sequence[str | Path], out: str | Path) -> MergeResult:
+    """Merge every shard's output of one ingest into the case ``out``, or of one match into
+    the matches of the case ``out``.
+
+    Raises:
+        UsageError: parts missing, repeated or from different runs.
+        CaseError: not parts; match parts of another ingest; the case cannot be written.
+    """
+    from analyzer.engine.merge import merge as merge_parts
+
+    return merge_parts([Path(p) for p in parts], Path(out))
 
 
 def _reuse(
-    target: Path, bundle: Bundle, fingerprint: str, settings: dict[str, Any]
+    target: Path, bundle: Bundle | None, fingerprint: str, settings: dict[str, Any]
 ) -> CaseMeta | None:
     """The existing case's metadata if it already holds this bundle, else ``None``."""
     if not meta_path(target).is_file():
@@ -149,81 +239,17 @@ def _reuse(
     except CaseError:
         return None
     meta = case.meta
-    if meta.tool_version != __version__ or meta.options != _jsonable(settings):
+    if meta.tool_version != __version__ or meta.options != settings:
         return None
     if meta.bundle.fingerprint == fingerprint:
         return meta
-    if meta.bundle.content_hash == bundle.content_hash():
+    if bundle is not None and meta.bundle.content_hash == bundle.content_hash():
         updated = meta.model_copy(
             update={"bundle": meta.bundle.model_copy(update={"fingerprint": fingerprint})}
         )
         meta_path(target).write_text(updated.model_dump_json(indent=2) + "\n")
         return updated
     return None
-
-
-def _jsonable(settings: dict[str, Any]) -> dict[str, Any]:
-
-    return json.loads(json.dumps(settings))  # type: ignore[no-any-return]
-
-
-def _meta(
-    bundle: Bundle, fingerprint: str, settings: dict[str, Any], files: list[dict[str, Any]]
-) -> CaseMeta:
-    counts = Counts(files=len(files))
-    first: int | None = None
-    last: int | None = None
-    disk: list[tuple[str, str]] = []
-    for record in files:
-        status = record["status"]
-        if status in ("read", "partial"):
-            counts.files_read += 1
-        if status == "partial":
-            counts.files_partial += 1
-        if status in ("refused", "damaged", "binary", "unreadable"):
-            counts.files_refused += 1
-        if record["reader"] == "unrecognized":
-            counts.files_unrecognized += 1
-        for key in ("records", "rows", "folded", "blank", "quarantined", "repaired", "duplicates"):
-            setattr(counts, key, getattr(counts, key) + (record[key] or 0))
-        if record["ts_min"] is not None:
-            first = record["ts_min"] if first is None else min(first, record["ts_min"])
-            last = record["ts_max"] if last is None else max(last, record["ts_max"])
-        if record["on_disk"] and record["sha256"]:
-            disk.append((record["path"], record["sha256"]))
-    inputs = [
-        InputInfo(
-            path=str(path.resolve()),
-            kind="directory" if path.is_dir() else "file",
-            bytes=bundle.input_bytes if len(bundle.inputs) == 1 else _size(path),
-        )
-        for path in bundle.inputs
-    ]
-    return CaseMeta(
-        tool_version=__version__,
-        created_at=dt.datetime.now(tz=dt.UTC),
-        bundle=BundleInfo(
-            inputs=inputs, fingerprint=fingerprint, content_hash=content_hash_of(disk)
-        ),
-        options=_jsonable(settings),
-        counts=counts,
-        first_ts=_from_ns(first),
-        last_ts=_from_ns(last),
-    )
-
-
-def _from_ns(value: int | None) -> dt.datetime | None:
-    if value is None:
-        return None
-    return dt.datetime.fromtimestamp(value // 1_000_000_000, tz=dt.UTC).replace(
-        microsecond=(value % 1_000_000_000) // 1000
-    )
-
-
-def _size(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 def load_case(case: str | Path) -> Case:
@@ -438,6 +464,10 @@ def analyze(
     limits: BundleLimits | None = None,
     progress: Progress | None = None,
     jobs: int | None = None,
+    engine: str = "local",
+    address: str | None = None,
+    workers: int | None = None,
+    shards: int | None = None,
 ) -> AnalyzeResult:
     """Ingest (or reuse) a case, match the catalogue (unless already matched with it),
     diagnose, and write ``findings.json`` and ``report.md``.
@@ -453,9 +483,14 @@ def analyze(
         skew_s: clock-skew tolerance between hosts, in seconds.
         silence_s: a global silence this long separates two attempts.
         jobs: worker processes for ingest (as for :func:`ingest`).
+        engine: ``local`` (default) or ``ray``: ingest and match as shards in Ray tasks,
+            merged before the diagnosis; the findings are the same.
+        address: the Ray cluster to join (``ray``; default: start a local instance).
+        workers: CPUs of that local Ray instance (default: every core).
+        shards: pieces the work is cut into under Ray (default: one per CPU of the cluster).
 
     Raises:
-        UsageError: unknown template or backend, or a bundle without ``out``.
+        UsageError: unknown template, backend or engine, or a bundle without ``out``.
         BundleError, CaseError, SignatureError: as for :func:`ingest` and :func:`match`.
     """
     from analyzer.diagnose.run import Settings, diagnose
@@ -463,38 +498,42 @@ def analyze(
     from analyzer.report.redact import keep
     from analyzer.report.redact import redact as redactor
     from analyzer.signatures.backends import backend_named
-    from analyzer.signatures.matching import match_case
 
     if template not in TEMPLATES:
         raise UsageError(f"unknown template {template!r}; known: {', '.join(TEMPLATES)}")
     if skew_s < 0 or silence_s <= 0:
         raise UsageError("--skew must be >= 0 and --silence > 0 seconds")
     chosen = backend_named(backend)
-    paths = [Path(p) for p in inputs]
+    runner = engine_named(engine, address=address, workers=workers, shards=shards)
+    # URLs stay text: Path() would fold the "//" of gs://bucket.
+    paths = [p if isinstance(p, Path) or is_url(p) else Path(p) for p in inputs]
     from analyzer.handoff import is_handoff
 
-    if len(paths) == 1 and is_handoff(paths[0]):
+    first = paths[0] if len(paths) == 1 and isinstance(paths[0], Path) else None
+    if first is not None and is_handoff(first):
         if out is None:
             raise UsageError("a handoff needs -o DIR (it is unpacked and re-diagnosed there)")
-        return _analyze_handoff(paths[0], Path(out), template)
+        return _analyze_handoff(first, Path(out), template)
     ingested = False
-    if len(paths) == 1 and _is_case(paths[0]):
-        case_dir = paths[0]
-        report_dir = Path(out) if out is not None else case_dir
-    else:
-        if out is None:
-            raise UsageError("a bundle needs -o DIR (the case goes to DIR/case, reports to DIR)")
-        report_dir = Path(out)
-        case_dir = report_dir / CASE_SUBDIR
-        result = ingest(
-            paths, case_dir, options=options, limits=limits, progress=progress, jobs=jobs
-        )
-        ingested = not result.reused
-    opened = load_case(case_dir)
     catalogue = load_catalogue([Path(p) for p in signatures])
-    matched = _needs_matching(opened, catalogue)
-    if matched:
-        match_case(opened, catalogue, chosen)
+    with runner.session():
+        if first is not None and _is_case(first):
+            case_dir = first
+            report_dir = Path(out) if out is not None else case_dir
+        else:
+            if out is None:
+                raise UsageError(
+                    "a bundle needs -o DIR (the case goes to DIR/case, reports to DIR)"
+                )
+            report_dir = Path(out)
+            case_dir = report_dir / CASE_SUBDIR
+            job = _ingest_job(paths, options, limits, None)
+            result = _ingest_with(runner, job, case_dir, force=False, progress=progress, jobs=jobs)
+            ingested = not result.reused
+        opened = load_case(case_dir)
+        matched = _needs_matching(opened, catalogue)
+        if matched:
+            runner.match(opened, catalogue, chosen)
     findings = diagnose(
         opened,
         catalogue,

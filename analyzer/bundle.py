@@ -233,10 +233,21 @@ class Bundle:
     def plain_files(self) -> tuple[int, int]:
         """How many regular files on disk are not archives, and their bytes (what worker
         processes can read)."""
-        sizes = [
-            file.stat().st_size for _, file in self._disk_files() if not archive_kind(file.name)
-        ]
+        sizes = [size for _, size in self.plain_file_sizes()]
         return len(sizes), sum(sizes)
+
+    def plain_file_sizes(self) -> list[tuple[str, int]]:
+        """Bundle path and size of every regular file on disk that is read as a file (not
+        walked as an archive), in bundle order."""
+        return [
+            (rel, file.stat().st_size)
+            for rel, file in self._disk_files()
+            if not (archive_kind(file.name) and self.limits.max_depth >= 1)
+        ]
+
+    def disk_files(self) -> list[tuple[str, Path]]:
+        """Bundle path and location of every regular file on disk (archives too)."""
+        return list(self._disk_files())
 
     def _disk_files(self) -> Iterator[tuple[str, Path]]:
         for path, prefix in zip(self.inputs, self._prefixes, strict=True):

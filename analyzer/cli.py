@@ -94,8 +94,11 @@ def version() -> None:
 @app.command()
 def ingest(
     bundle: Annotated[
-        list[Path],
-        typer.Argument(help="Directories, archives (.tar, .tar.gz, .tar.zst, .zip) or log files."),
+        list[str],
+        typer.Argument(
+            help="Directories, archives (.tar, .tar.gz, .tar.zst, .zip) or log files; local "
+            "paths or URLs (gs://, s3://, file://)."
+        ),
     ],
     out: Annotated[Path, typer.Option("-o", "--out", help="Case directory to write.")],
     year: Annotated[
@@ -123,6 +126,14 @@ def ingest(
         int | None,
         typer.Option(help="Worker processes reading files (default: one per core)."),
     ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Read only shard k/N (k from 0) of the bundle's files into the part directory "
+            "OUT; `culprit merge` of all N parts makes the case.",
+            metavar="k/N",
+        ),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Ingest a bundle into a case directory.
@@ -134,6 +145,27 @@ def ingest(
     options = api.ReadOptions(year=year, tz=tz, max_line_bytes=max_line_bytes)
     limits = api.BundleLimits(max_ratio=max_expansion, max_total_bytes=max_bytes)
     started = time.perf_counter()
+    if shard is not None:
+        if force:
+            _fail("--force does not apply to --shard (a part is always written anew)")
+        with _ProgressBar(enabled=not quiet) as progress:
+            part = _run(
+                lambda: api.ingest_shard(
+                    bundle,
+                    out,
+                    shard,
+                    options=options,
+                    limits=limits,
+                    reader=reader,
+                    progress=progress,
+                    jobs=jobs,
+                )
+            )
+        _console().print(
+            f"{out}: shard {part.shard} read in {time.perf_counter() - started:.1f} s; "
+            "merge every shard with `culprit merge PARTS... -o CASE`"
+        )
+        return
     with _ProgressBar(enabled=not quiet) as progress:
         result = _run(
             lambda: api.ingest(
@@ -322,6 +354,20 @@ def match_(
             "--signatures", help="An extra signature folder (<family>/<name>.toml); repeatable."
         ),
     ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Match only shard k/N (k from 0) of the case's row files into a part "
+            "directory; `culprit merge` of all N parts writes the case's matches.",
+            metavar="k/N",
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "-o", "--out", help="The part directory of --shard (default CASE/parts/match-k-of-N)."
+        ),
+    ] = None,
 ) -> None:
     """Match the signature catalogue over every row of a case (writes CASE/matches.parquet;
     then `culprit query CASE "SELECT * FROM matches"` shows each match with its row).
@@ -330,6 +376,17 @@ def match_(
     """
     from analyzer import api
 
+    if shard is not None:
+        part = _run(
+            lambda: api.match_shard(case, shard, out, backend=backend, signatures=signatures or [])
+        )
+        _console().print(
+            f"{case}: shard {part.shard}: {part.matches:,} matches in {part.rows_scanned:,} rows "
+            f"of {len(part.row_files)} row files; merge every shard with `culprit merge`"
+        )
+        return
+    if out is not None:
+        _fail("-o/--out goes with --shard (without it the matches go into the case)")
     result = _run(lambda: api.match(case, backend=backend, signatures=signatures or []))
     rate = result.rows_scanned / result.seconds if result.seconds > 0 else 0.0
     _console().print(
@@ -341,10 +398,45 @@ def match_(
 
 
 @app.command()
+def merge(
+    parts: Annotated[
+        list[Path],
+        typer.Argument(help="The directories every shard wrote (all N of one run)."),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "-o",
+            "--out",
+            help="Ingest parts: the case to write. Match parts: the case they matched.",
+        ),
+    ],
+) -> None:
+    """Merge the outputs of `ingest --shard` into a case, or of `match --shard` into the
+    case's matches. The parts are left as they were.
+
+    Example: culprit merge parts/ingest-* -o /tmp/case
+    """
+    from analyzer import api
+
+    started = time.perf_counter()
+    result = _run(lambda: api.merge(parts, out))
+    elapsed = time.perf_counter() - started
+    if result.kind == "ingest":
+        counts = result.meta.counts
+        what = f"{counts.files:,} files, {counts.rows:,} rows ({counts.duplicates:,} duplicates)"
+    else:
+        what = f"{result.matches:,} matches"
+    _console().print(f"{out}: {result.parts} {result.kind} parts merged: {what} in {elapsed:.1f} s")
+
+
+@app.command()
 def analyze(
     bundle: Annotated[
-        list[Path],
-        typer.Argument(help="A case directory, or a bundle (directories, archives, files)."),
+        list[str],
+        typer.Argument(
+            help="A case directory, or a bundle (directories, archives, files; paths or URLs)."
+        ),
     ],
     out: Annotated[
         Path | None,
@@ -383,6 +475,24 @@ def analyze(
         int | None,
         typer.Option(help="Worker processes reading files (default: one per core)."),
     ] = None,
+    engine: Annotated[
+        str,
+        typer.Option(
+            help="Where ingest and matching run: local (default), or ray (shards as Ray tasks; "
+            "pip install 'culprit[ray]'). Same findings either way."
+        ),
+    ] = "local",
+    address: Annotated[
+        str | None,
+        typer.Option(help="Ray cluster to join (default: start a local Ray instance)."),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="CPUs of the local Ray instance (default: all).")
+    ] = None,
+    shards: Annotated[
+        int | None,
+        typer.Option(help="Pieces the work is cut into under Ray (default: one per CPU)."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Ingest (or reuse) a case, match, diagnose; write report.md and findings.json and print
@@ -405,6 +515,10 @@ def analyze(
                 silence_s=silence,
                 progress=progress,
                 jobs=jobs,
+                engine=engine,
+                address=address,
+                workers=workers,
+                shards=shards,
             )
         )
     if json_out:

@@ -179,6 +179,18 @@ def prepare(cache: Path, scenario: str, options: Options) -> CachedBundle:
     return CachedBundle(root, facts)
 
 
+def bundle_fields(scenario: str, options: Options, cached: CachedBundle) -> dict[str, Any]:
+    """What a results file records about the bundle it measured."""
+    return {
+        "scenario": scenario,
+        "hosts": options.hosts,
+        "minutes": options.minutes,
+        "rate": options.rate,
+        "seed": options.seed,
+        "bundle": {**cached.facts, "name": cached.root.name},
+    }
+
+
 # -- the verdict against the truth --------------------------------------------------------------
 
 
@@ -472,12 +484,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     changed, origin = provenance(host, digest)
     report = {
         **run_stamp(ANALYZE, command, args.runs),
-        "scenario": args.scenario,
-        "hosts": options.hosts,
-        "minutes": options.minutes,
-        "rate": options.rate,
-        "seed": options.seed,
-        "bundle": {**cached.facts, "name": cached.root.name},
+        **bundle_fields(args.scenario, options, cached),
         "case": case,
         "verdict": check,
         "verdict_matches_truth": check["matches"],

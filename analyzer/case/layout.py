@@ -32,6 +32,13 @@ ROWS_DIR: Final = "rows"
 #: context through the ``matches`` query view.
 MATCHES_FILE: Final = "matches.parquet"
 
+# A shard's output (``culprit ingest --shard``/``culprit match --shard``): ``part.json`` says
+# what it is; an ingest part also holds files, quarantine and rows like a case, plus the
+# de-duplication keys and host aliases the merge needs; a match part holds matches.parquet.
+PART_META_FILE: Final = "part.json"
+PART_KEYS_FILE: Final = "dedup-keys.parquet"
+PART_ALIASES_FILE: Final = "host-aliases.parquet"
+
 FILES_SCHEMA: Final = pa.schema(
     [
         ("file_id", pa.int32()),

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 import duckdb
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from analyzer.case.layout import (
     CASE_FORMAT,
@@ -81,6 +81,29 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def read_model(file: Path, model: type[_Model], kind: str, expected_format: str) -> _Model:
+    """Validate a metadata file (``case.json``, ``part.json``) written by culprit.
+
+    Raises:
+        CaseError: not valid JSON of ``model``, or of a format this culprit does not read.
+    """
+    try:
+        meta = model.model_validate_json(file.read_text())
+    except (ValidationError, ValueError) as exc:
+        first = str(exc).splitlines()[0]
+        raise CaseError(f"{file.name} is not valid: {first}", path=str(file)) from None
+    found = getattr(meta, "format", None)
+    if found != expected_format:
+        raise CaseError(
+            f"{kind} format {found!r} is not supported (this culprit reads {expected_format!r})",
+            path=str(file.parent),
+        )
+    return meta
+
+
 def open_case(path: Path) -> Case:
     """Open a case directory.
 
@@ -96,16 +119,7 @@ def open_case(path: Path) -> Case:
             "not a complete culprit case (no case.json; run `culprit ingest` first)",
             path=str(path),
         )
-    try:
-        meta = CaseMeta.model_validate_json(meta_file.read_text())
-    except (ValidationError, ValueError) as exc:
-        first = str(exc).splitlines()[0]
-        raise CaseError(f"case.json is not valid: {first}", path=str(meta_file)) from None
-    if meta.format != CASE_FORMAT:
-        raise CaseError(
-            f"case format {meta.format!r} is not supported (this culprit reads {CASE_FORMAT!r})",
-            path=str(path),
-        )
+    meta = read_model(meta_file, CaseMeta, "case", CASE_FORMAT)
     for required in (FILES_FILE, QUARANTINE_FILE, DUPLICATES_FILE, HOSTS_FILE):
         if not (path / required).is_file():
             raise CaseError(f"case is incomplete: {required} is missing", path=str(path))

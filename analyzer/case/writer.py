@@ -27,6 +27,9 @@ from analyzer.case.layout import (
     FILES_SCHEMA,
     HOSTS_FILE,
     META_FILE,
+    PART_ALIASES_FILE,
+    PART_KEYS_FILE,
+    PART_META_FILE,
     QUARANTINE_FILE,
     QUARANTINE_SCHEMA,
     ROWS_DIR,
@@ -161,6 +164,69 @@ class CaseWriter:
         """Add (or, for a path already listed, update) an inventory record."""
         self.files.append(record)
 
+    # -- shards -------------------------------------------------------------------------------
+
+    def commit_part(self, meta_json: str) -> None:
+        """Write what one shard read, before the bundle-wide steps, and move it into place.
+
+        The rows stay as read (duplicates in, hosts as named); the de-duplication keys and
+        host aliases the bundle-wide steps need are kept beside them for the merge
+        (:meth:`adopt_part`), which then commits the case as one ingest would.
+        """
+        self._flush_rows()
+        if self._part_writer is not None:
+            self._part_writer.close()
+            self._part_writer = None
+        self._flush_issues()
+        if self._issue_writer is None:
+            pq.write_table(QUARANTINE_SCHEMA.empty_table(), self.staging / QUARANTINE_FILE)
+        else:
+            self._issue_writer.close()
+            self._issue_writer = None
+        files = pa.Table.from_pylist(self.files, schema=FILES_SCHEMA)
+        pq.write_table(files, self.staging / FILES_FILE, **_COMPRESSION)
+        if self._keys:
+            pl.concat(self._keys).write_parquet(self.staging / PART_KEYS_FILE)
+        if self._aliases:
+            pl.concat(self._aliases).write_parquet(self.staging / PART_ALIASES_FILE)
+        (self.staging / PART_META_FILE).write_text(meta_json)
+        self._swap_into_place()
+
+    def adopt_part(self, part: Path, link: bool = True) -> None:
+        """Take over the rows, keys, aliases and inventory of one shard's output.
+
+        Row files are hard-linked when the part lies on the same file system (``link``),
+        else copied; the part itself is left as it was. Quarantine entries are not taken
+        here: the merge orders them across parts first (:meth:`add_issue_table`).
+        """
+        self._flush_rows()
+        if self._part_writer is not None:
+            self._part_writer.close()
+            self._part_writer = None
+        for source in sorted((part / ROWS_DIR).glob("*.parquet")):
+            self._part_index = len(self._part_files)
+            target = self._part_path(self.staging, self._part_index)
+            _link_or_copy(source, target, link)
+            ids = pl.read_parquet(target, columns=["file_id"])["file_id"].unique()
+            self._part_files.append(set(ids.to_list()))
+        if (part / PART_KEYS_FILE).is_file():
+            self._keys.append(pl.read_parquet(part / PART_KEYS_FILE))
+        if (part / PART_ALIASES_FILE).is_file():
+            self._aliases.append(pl.read_parquet(part / PART_ALIASES_FILE))
+        files = pl.read_parquet(part / FILES_FILE).with_columns(
+            pl.col("ts_min", "ts_max").cast(pl.Int64)
+        )
+        self.files.extend(files.to_arrow().cast(_RECORD_SCHEMA).to_pylist())
+
+    def add_issue_table(self, table: pa.Table) -> None:
+        """Append quarantine entries that are already a table (of QUARANTINE_SCHEMA)."""
+        self._flush_issues()
+        if self._issue_writer is None:
+            self._issue_writer = pq.ParquetWriter(
+                self.staging / QUARANTINE_FILE, QUARANTINE_SCHEMA, **_COMPRESSION
+            )
+        self._issue_writer.write_table(table.cast(QUARANTINE_SCHEMA))
+
     # -- commit -------------------------------------------------------------------------------
 
     def commit(self, build_meta: Callable[[list[dict[str, Any]]], CaseMeta]) -> CaseMeta:
@@ -244,7 +310,9 @@ class CaseWriter:
             return pl.DataFrame(schema={"row_id": pl.Int64, "kept_row_id": pl.Int64})
         keys = pl.concat(self._keys)
         self._keys = []
-        keys = keys.with_columns(pl.col("row_id").first().over("a", "b").alias("kept_row_id"))
+        # The earliest row is kept: the first read by one process, and the same row when
+        # shards read the bundle in pieces.
+        keys = keys.with_columns(pl.col("row_id").min().over("a", "b").alias("kept_row_id"))
         return keys.filter(pl.col("row_id") != pl.col("kept_row_id")).select(
             "row_id", "kept_row_id"
         )
@@ -351,3 +419,20 @@ class CaseWriter:
 
 
 _DUP_TYPES: Final = (pl.Int32, pl.Int32, pl.Int64, pl.String, pl.Int64)
+#: Inventory records as the ingest keeps them in memory: stamps as integer nanoseconds.
+_RECORD_SCHEMA: Final = pa.schema(
+    [pa.field(f.name, pa.int64()) if f.name in ("ts_min", "ts_max") else f for f in FILES_SCHEMA]
+)
+
+
+def _link_or_copy(source: Path, target: Path, link: bool) -> None:
+    if link:
+        try:
+            os.link(source, target)
+            return
+        except OSError:
+            pass  # another file system, or links not allowed: copy instead
+    try:
+        shutil.copyfile(source, target)
+    except OSError as exc:
+        raise CaseError(f"cannot take over {source.name}: {exc}", path=str(source)) from None

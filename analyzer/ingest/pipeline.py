@@ -77,8 +77,13 @@ class IngestRun:
     progress: Progress = field(default_factory=NullProgress)
     #: Worker processes for plain files on disk (1: read everything in this process).
     jobs: int = 1
+    #: Which members this run reads, given the file id the member gets (every member when
+    #: ``None``). A sharded ingest numbers every member of the bundle, so a file has the same
+    #: id and row ids in whichever shard reads it, and writes records only for its own.
+    owns: Callable[[Member, int], bool] | None = None
     _next_id: int = 0
     _by_path: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _ids: dict[str, int] = field(default_factory=dict)
 
     def run(self) -> None:
         """Ingest every member of the bundle."""
@@ -89,6 +94,9 @@ class IngestRun:
         group: list[tuple[Member, dict[str, Any]]] = []
         try:
             for member in self.bundle.members():
+                if not self._mine(member):
+                    self._skip(member)
+                    continue
                 if member.status == "file" and member.disk_path is not None:
                     # Plain files on disk go in groups: runs of small ones read together (and
                     # in a worker when there is a pool), a large one alone.
@@ -125,6 +133,21 @@ class IngestRun:
             record = self._by_path.get(archive.path)
             if record is not None and archive.sha256 is not None:
                 record["sha256"] = archive.sha256
+
+    def _mine(self, member: Member) -> bool:
+        if self.owns is None:
+            return True
+        file_id = self._next_id
+        if member.status == "damaged":
+            file_id = self._ids.get(member.path, file_id)
+        return self.owns(member, file_id)
+
+    def _skip(self, member: Member) -> None:
+        """Number a member another shard reads, exactly as reading it would."""
+        if member.status == "damaged" and member.path in self._ids:
+            return
+        self._ids.setdefault(member.path, self._next_id)
+        self._next_id += 1
 
     def _pool(self) -> WorkerPool | None:
         """A worker pool when there is enough on disk to be worth one."""
@@ -199,6 +222,7 @@ class IngestRun:
             "year_from": None,
             "detail": member.detail,
         }
+        self._ids.setdefault(member.path, self._next_id)
         self._next_id += 1
         self._by_path.setdefault(member.path, record)
         self.writer.add_file(record)

@@ -78,25 +78,25 @@ def match_case(case: Case, catalogue: Catalogue, backend: Backend) -> MatchResul
         SignatureError: a regex does not compile in the backend's engine.
         CaseError: the matches file cannot be written.
     """
-    files = row_files(case)
-    rows = sum(pq.read_metadata(path).num_rows for path in files)
+    return match_files(case, row_files(case), catalogue, backend, case.path / MATCHES_FILE)
+
+
+def match_files(
+    case: Case, files: list[Path], catalogue: Catalogue, backend: Backend, path: Path
+) -> MatchResult:
+    """Run ``catalogue`` over the rows of ``files`` (row files of ``case``); write the
+    matches to ``path``."""
+    rows = sum(pq.read_metadata(file).num_rows for file in files)
     compiled = compile_catalogue(catalogue)
     started = time.perf_counter()
     parts = list(backend.match_files(compiled, files))
     found = pl.concat(parts) if parts else empty_matches()
     found = found.sort("row_id", "signature")
     seconds = time.perf_counter() - started
-    meta = {
-        "format": MATCHES_FORMAT,
-        "tool_version": __version__,
-        "backend": backend.name,
-        "catalogue_digest": catalogue_digest(catalogue),
-        "signatures": len(catalogue),
-        "rows_scanned": rows,
-        "matches": found.height,
-    }
-    path = case.path / MATCHES_FILE
-    _write(found, path, meta)
+    meta = matches_file_meta(
+        backend.name, catalogue_digest(catalogue), len(catalogue), rows, found.height
+    )
+    write_matches(found, path, meta)
     return MatchResult(
         case=case.path,
         path=path,
@@ -110,7 +110,22 @@ def match_case(case: Case, catalogue: Catalogue, backend: Backend) -> MatchResul
     )
 
 
-def _write(found: pl.DataFrame, path: Path, meta: dict[str, Any]) -> None:
+def matches_file_meta(
+    backend: str, digest: str, signatures: int, rows: int, matches: int
+) -> dict[str, Any]:
+    """The ``culprit.matches`` metadata of a matches file."""
+    return {
+        "format": MATCHES_FORMAT,
+        "tool_version": __version__,
+        "backend": backend,
+        "catalogue_digest": digest,
+        "signatures": signatures,
+        "rows_scanned": rows,
+        "matches": matches,
+    }
+
+
+def write_matches(found: pl.DataFrame, path: Path, meta: dict[str, Any]) -> None:
     """Write atomically: a reader never sees half a file, or a file from another run."""
     temporary = path.with_name(f".{path.name}.partial")
     try:

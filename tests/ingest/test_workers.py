@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import io
-import tarfile
 from pathlib import Path
 
 import polars as pl
@@ -16,7 +14,8 @@ from analyzer.errors import ExpansionLimitError
 from analyzer.ingest import pipeline
 from fixtures.generate import generate
 from fixtures.truth import BUNDLE_DIR
-from tests.conftest import SAMPLES, small
+from tests.conftest import small
+from tests.helpers import mixed_bundle
 
 #: What a case holds besides case.json (which carries times and paths of the run).
 _TABLES = ("files.parquet", "quarantine.parquet", "hosts.parquet", "duplicates.parquet")
@@ -51,35 +50,9 @@ def test_generated_bundle_is_the_same_with_two_workers(tmp_path: Path) -> None:
     _same_case(serial.case, parallel.case)
 
 
-def _mixed_bundle(root: Path) -> Path:
-    """Plain files around an archive and damaged inputs: what workers read and what the parent
-    reads itself must still come out in bundle order."""
-    bundle = root / "bundle"
-    bundle.mkdir()
-    kubelet = SAMPLES / "kubelet" / "journal-short.txt"
-    (bundle / "a-node.log").write_bytes(kubelet.read_bytes())
-    with tarfile.open(bundle / "b-more.tar", "w") as tar:
-        data = kubelet.read_bytes()
-        info = tarfile.TarInfo("inner/kubelet.log")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    whole = gzip.compress(b"I1129 18:00:00.000000    1 main.go:1] hello\n" * 5000)
-    (bundle / "c-truncated.log.gz").write_bytes(whole[: len(whole) // 2])
-    (bundle / "d-latin1.log").write_bytes(
-        b"E1129 18:00:01.000000    1 x.go:2] caf\xe9 failed\n" * 3
-    )
-    (bundle / "e-binary.bin").write_bytes(b"\x00\x01\x02" * 100)
-    (bundle / "f-stderr.log").write_text(
-        "Traceback (most recent call last):\n"
-        '  File "train.py", line 1, in <module>\n'
-        "RuntimeError: boom\n"
-    )
-    return bundle
-
-
 @pytest.mark.usefixtures("always_parallel")
 def test_archives_damage_and_quarantine_keep_bundle_order(tmp_path: Path) -> None:
-    bundle = _mixed_bundle(tmp_path)
+    bundle = mixed_bundle(tmp_path)
     serial = api.ingest([bundle], tmp_path / "serial", jobs=1)
     parallel = api.ingest([bundle], tmp_path / "parallel", jobs=2)
     assert serial.meta.counts == parallel.meta.counts

@@ -1,0 +1,154 @@
+"""Ray: the shard functions as Ray tasks, then the same merge, in the driver.
+
+Tasks receive a job description and a shard number, and return the small ``part.json``; rows
+never travel through Ray's object store. The parts go to a scratch directory beside the case,
+so every worker must see the bundle and the case at the same paths (one machine, or a shared
+file system such as a Filestore/GCS FUSE volume mounted in every Ray pod).
+
+Ray is optional (``pip install 'culprit[ray]'``); nothing here is imported without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from analyzer.case.layout import CaseMeta
+from analyzer.case.store import Case, open_case
+from analyzer.engine.merge import merge
+from analyzer.engine.shards import IngestJob, Shard, ingest_shard, match_shard
+from analyzer.errors import AnalyzerError, UsageError
+from analyzer.ingest.pipeline import Progress
+from analyzer.signatures.backends import Backend, backend_named
+from analyzer.signatures.catalog import Catalogue
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise UsageError(
+            "--engine ray needs Ray: pip install 'culprit[ray]' (or use --engine local)"
+        ) from None
+    return ray
+
+
+@dataclass(frozen=True)
+class RayEngine:
+    """Run shards as Ray tasks (one CPU each) on the cluster at ``address``, or on a local
+    Ray instance with ``workers`` CPUs."""
+
+    address: str | None = None
+    workers: int | None = None
+    shards: int | None = None
+    name: str = "ray"
+
+    def __post_init__(self) -> None:
+        if self.address is not None and self.workers is not None:
+            raise UsageError(
+                "--workers sizes a local Ray instance; a cluster (--address) has its own"
+            )
+        for value, option in ((self.workers, "--workers"), (self.shards, "--shards")):
+            if value is not None and value < 1:
+                raise UsageError(f"{option} must be at least 1")
+
+    def ingest(self, job: IngestJob, target: Path, *, jobs: int, progress: Progress) -> CaseMeta:
+        with self._cluster() as ray, _scratch(target) as scratch:
+            count = self._count(ray)
+            task = ray.remote(num_cpus=1)(_ingest_task)
+            calls = [
+                task.remote(job, index, count, str(scratch / f"ingest-{index}"))
+                for index in range(count)
+            ]
+            parts = _gather(ray, calls)
+            return merge(parts, target).meta
+
+    def match(self, case: Case, catalogue: Catalogue, backend: Backend) -> None:
+        with self._cluster() as ray, _scratch(case.path) as scratch:
+            count = self._count(ray)
+            task = ray.remote(num_cpus=1)(_match_task)
+            calls = [
+                task.remote(
+                    str(case.path),
+                    catalogue,
+                    backend.name,
+                    index,
+                    count,
+                    str(scratch / f"match-{index}"),
+                )
+                for index in range(count)
+            ]
+            parts = _gather(ray, calls)
+            merge(parts, case.path)
+
+    @contextlib.contextmanager
+    def session(self) -> Iterator[None]:
+        with self._cluster():
+            yield
+
+    @contextlib.contextmanager
+    def _cluster(self) -> Iterator[Any]:
+        """Ray, connected: to ``address``, to an instance this process already joined, or to
+        a local instance started here (and stopped again afterwards)."""
+        ray = _import_ray()
+        if ray.is_initialized():
+            yield ray
+            return
+        ray.init(
+            address=self.address,
+            num_cpus=self.workers,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.ERROR,
+        )
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+
+    def _count(self, ray: Any) -> int:
+        if self.shards is not None:
+            return self.shards
+        return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+@contextlib.contextmanager
+def _scratch(near: Path) -> Iterator[Path]:
+    """A directory beside ``near`` for the parts, removed afterwards."""
+    path = near.parent / f".{near.name}.ray-parts"
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _gather(ray: Any, calls: Sequence[Any]) -> list[Path]:
+    """The part directories the tasks wrote; a task's culprit error is raised as itself."""
+    try:
+        done: list[str] = ray.get(list(calls))
+    except ray.exceptions.RayTaskError as exc:
+        cause = exc.cause
+        if isinstance(cause, AnalyzerError):
+            raise cause from None
+        raise
+    return [Path(path) for path in done]
+
+
+def _ingest_task(job: IngestJob, index: int, count: int, out: str) -> str:
+    ingest_shard(job, Shard(index, count), Path(out), jobs=1)
+    return out
+
+
+def _match_task(
+    case: str, catalogue: Catalogue, backend: str, index: int, count: int, out: str
+) -> str:
+    shard = Shard(index, count)
+    match_shard(open_case(Path(case)), catalogue, backend_named(backend), shard, Path(out))
+    return out
