@@ -108,9 +108,9 @@ def _merge_ingest(metas: list[tuple[Path, PartMeta]], out: Path) -> MergeResult:
             [pl.read_parquet(path / QUARANTINE_FILE) for path, _ in metas], how="vertical"
         )
         writer.add_issue_table(issues.sort("file_id", maintain_order=True).to_arrow())
-        assert first.fingerprint is not None
+        fingerprint = first.fingerprint or ""
         meta = writer.commit(
-            lambda files: build_meta(first.inputs, first.fingerprint or "", first.settings, files)
+            lambda files: build_meta(first.inputs, fingerprint, first.settings, files)
         )
     except BaseException:
         writer.abort()

@@ -14,7 +14,7 @@ import contextlib
 import logging
 import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,8 @@ class RayEngine:
     workers: int | None = None
     shards: int | None = None
     name: str = "ray"
+    #: Whether a session is open and whether this engine started the Ray instance.
+    _state: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.address is not None and self.workers is not None:
@@ -88,28 +90,37 @@ class RayEngine:
 
     @contextlib.contextmanager
     def session(self) -> Iterator[None]:
-        with self._cluster():
+        """Keep a Ray instance this engine starts up until the end of the block (it is
+        started at the first ingest or match, not before: a case that needs neither costs
+        no start-up)."""
+        ray = _import_ray()  # fail before any work when Ray is missing
+        self._state["session"] = True
+        try:
             yield
+        finally:
+            self._state["session"] = False
+            if self._state.pop("started", False):
+                ray.shutdown()
 
     @contextlib.contextmanager
     def _cluster(self) -> Iterator[Any]:
         """Ray, connected: to ``address``, to an instance this process already joined, or to
-        a local instance started here (and stopped again afterwards)."""
+        a local instance started here (stopped at the end of the call or of the session)."""
         ray = _import_ray()
-        if ray.is_initialized():
-            yield ray
-            return
-        ray.init(
-            address=self.address,
-            num_cpus=self.workers,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.ERROR,
-        )
+        if not ray.is_initialized():
+            ray.init(
+                address=self.address,
+                num_cpus=self.workers,
+                include_dashboard=False,
+                log_to_driver=False,
+                logging_level=logging.ERROR,
+            )
+            self._state["started"] = True
         try:
             yield ray
         finally:
-            ray.shutdown()
+            if not self._state.get("session") and self._state.pop("started", False):
+                ray.shutdown()
 
     def _count(self, ray: Any) -> int:
         if self.shards is not None:

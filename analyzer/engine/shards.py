@@ -214,6 +214,8 @@ def match_shard(
     mine = [f for f in files if owner[f.name] == shard.index]
     try:
         out.mkdir(parents=True, exist_ok=True)
+        # part.json is written last: until then, what is here is not a part.
+        (out / PART_META_FILE).unlink(missing_ok=True)
     except OSError as exc:
         raise CaseError(f"cannot create the part directory: {exc}", path=str(out)) from None
     result = match_files(case, mine, catalogue, backend, out / MATCHES_FILE)

@@ -46,6 +46,20 @@ def test_cli_starts_and_stops_its_own_local_ray(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("ray/.*parts*")), "the scratch parts are removed"
 
 
+def test_a_matched_case_starts_no_ray(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing to ingest or match: the diagnosis runs without a Ray start-up."""
+    bundle = _bundle(tmp_path, "oom-killed")
+    done = api.analyze([bundle], tmp_path / "out", jobs=1)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Ray was started")
+
+    monkeypatch.setattr(ray, "init", refuse)
+    again = api.analyze([done.case], tmp_path / "again", engine="ray")
+    assert not again.matched
+    assert again.findings_path.read_bytes() == done.findings_path.read_bytes()
+
+
 @pytest.fixture(scope="module")
 def local_ray() -> Iterator[Any]:
     """One local Ray instance with 2 CPUs for the rest of the file (start-up takes seconds)."""
