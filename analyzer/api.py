@@ -415,6 +415,9 @@ def _matchers() -> list[tuple[str, Matcher]]:
 TEMPLATES = ("default", "modelarts-zh")
 FINDINGS_FILE = "findings.json"
 REPORT_FILE = "report.md"
+HTML_FILE = "report.html"
+#: What ``culprit report --format`` writes.
+REPORT_FORMATS = ("md", "html", "json")
 CASE_SUBDIR = "case"
 
 
@@ -468,6 +471,7 @@ def analyze(
     address: str | None = None,
     workers: int | None = None,
     shards: int | None = None,
+    html: bool = False,
 ) -> AnalyzeResult:
     """Ingest (or reuse) a case, match the catalogue (unless already matched with it),
     diagnose, and write ``findings.json`` and ``report.md``.
@@ -488,6 +492,7 @@ def analyze(
         address: the Ray cluster to join (``ray``; default: start a local instance).
         workers: CPUs of that local Ray instance (default: every core).
         shards: pieces the work is cut into under Ray (default: one per CPU of the cluster).
+        html: also write the self-contained ``report.html``.
 
     Raises:
         UsageError: unknown template, backend or engine, or a bundle without ``out``.
@@ -547,6 +552,13 @@ def analyze(
         report_path = report_dir / REPORT_FILE
         _write_text(findings_path, findings.model_dump_json(indent=2) + "\n")
         _write_text(report_path, renderer(findings))
+        if html:
+            from analyzer.report import html as html_report
+
+            page = html_report.render(
+                opened, findings, catalogue, redact=redactor if redact else keep
+            )
+            _write_text(report_dir / HTML_FILE, page)
     except OSError as exc:
         raise CaseError(f"cannot write the reports: {exc}", path=str(report_dir)) from None
     return AnalyzeResult(case_dir, findings_path, report_path, findings, ingested, matched)
@@ -588,6 +600,78 @@ def diagnose_case(
         Settings(skew_s=skew_s, silence_s=silence_s),
         redact=redactor if redact else keep,
     )
+
+
+def report_html(
+    case: str | Path,
+    *,
+    signatures: Sequence[str | Path] = (),
+    redact: bool = True,
+    skew_s: float = DEFAULT_SKEW_S,
+    silence_s: float = DEFAULT_SILENCE_S,
+) -> str:
+    """The self-contained HTML report of an already matched case (nothing is written).
+
+    Raises:
+        CaseError: not a case, or not matched with this catalogue.
+    """
+    from analyzer.report import html
+    from analyzer.report.redact import keep
+    from analyzer.report.redact import redact as redactor
+
+    findings = diagnose_case(
+        case, signatures=signatures, redact=redact, skew_s=skew_s, silence_s=silence_s
+    )
+    catalogue = load_catalogue([Path(p) for p in signatures])
+    return html.render(load_case(case), findings, catalogue, redact=redactor if redact else keep)
+
+
+def report(
+    case: str | Path,
+    *,
+    format: str = "md",
+    out: str | Path | None = None,
+    signatures: Sequence[str | Path] = (),
+    redact: bool = True,
+    template: str = "default",
+    skew_s: float = DEFAULT_SKEW_S,
+    silence_s: float = DEFAULT_SILENCE_S,
+) -> Path:
+    """Write one report of an already matched case into ``out`` (default: the case
+    directory): ``report.md``, ``report.html`` or ``findings.json``; the file written.
+
+    Raises:
+        UsageError: unknown format or template.
+        CaseError: not a case, not matched with this catalogue, or the report cannot be
+            written.
+    """
+    from analyzer.report import markdown, modelarts_zh
+
+    if format not in REPORT_FORMATS:
+        raise UsageError(f"unknown format {format!r}; known: {', '.join(REPORT_FORMATS)}")
+    if template not in TEMPLATES:
+        raise UsageError(f"unknown template {template!r}; known: {', '.join(TEMPLATES)}")
+    target = Path(out) if out is not None else Path(case)
+    if format == "html":
+        text = report_html(
+            case, signatures=signatures, redact=redact, skew_s=skew_s, silence_s=silence_s
+        )
+        name = HTML_FILE
+    else:
+        findings = diagnose_case(
+            case, signatures=signatures, redact=redact, skew_s=skew_s, silence_s=silence_s
+        )
+        if format == "json":
+            text, name = findings.model_dump_json(indent=2) + "\n", FINDINGS_FILE
+        else:
+            renderer = modelarts_zh.render if template == "modelarts-zh" else markdown.render
+            text, name = renderer(findings), REPORT_FILE
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        _write_text(target / name, text)
+    except OSError as exc:
+        raise CaseError(f"cannot write the report: {exc}", path=str(target)) from None
+    return target / name
 
 
 def findings_schema() -> dict[str, Any]:

@@ -493,6 +493,12 @@ def analyze(
         int | None,
         typer.Option(help="Pieces the work is cut into under Ray (default: one per CPU)."),
     ] = None,
+    html: Annotated[
+        bool,
+        typer.Option(
+            "--html", help="Also write report.html (self-contained: opens with no network)."
+        ),
+    ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Ingest (or reuse) a case, match, diagnose; write report.md and findings.json and print
@@ -519,6 +525,7 @@ def analyze(
                 address=address,
                 workers=workers,
                 shards=shards,
+                html=html,
             )
         )
     if json_out:
@@ -538,6 +545,51 @@ def analyze(
         f"{attempts} attempt(s); report: {result.report_path}; findings: {result.findings_path}",
         markup=False,
     )
+    if html:
+        console.print(f"HTML report: {result.report_path.with_name('report.html')}", markup=False)
+
+
+@app.command("report")
+def report_(
+    case: Annotated[Path, typer.Argument(help="A matched case directory.")],
+    format_: Annotated[
+        str,
+        typer.Option("--format", help="md (report.md), html (report.html) or json (findings)."),
+    ] = "md",
+    out: Annotated[
+        Path | None,
+        typer.Option("-o", "--out", help="Directory to write into (default: the case)."),
+    ] = None,
+    template: Annotated[
+        str, typer.Option(help="Markdown layout: default, or modelarts-zh.")
+    ] = "default",
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Quote messages without redacting secrets.")
+    ] = False,
+    signatures: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--signatures", help="An extra signature folder (<family>/<name>.toml); repeatable."
+        ),
+    ] = None,
+) -> None:
+    """Write one report of a matched case without re-running anything else.
+
+    Example: culprit report /tmp/incident/case --format html -o /tmp/incident
+    """
+    from analyzer import api
+
+    written = _run(
+        lambda: api.report(
+            case,
+            format=format_,
+            out=out,
+            signatures=signatures or [],
+            redact=not no_redact,
+            template=template,
+        )
+    )
+    _console().print(f"wrote {written}", markup=False)
 
 
 @app.command("replay")
@@ -894,6 +946,42 @@ def signatures_test(
         sys.stderr.write(f"culprit: {len(problems)} problem(s) in {count} signature(s)\n")
         raise typer.Exit(1)
     sys.stderr.write(f"culprit: {count} signature(s), every example passes\n")
+
+
+@app.command()
+def serve(
+    case: Annotated[
+        Path, typer.Argument(help="A case directory, or a folder of case directories.")
+    ],
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8080,
+    host: Annotated[
+        str, typer.Option(help="Address to bind; only loopback without --allow-remote.")
+    ] = "127.0.0.1",
+    allow_remote: Annotated[
+        bool,
+        typer.Option(
+            "--allow-remote",
+            help="Allow a non-loopback --host (no authentication: whoever reaches the port "
+            "reads every case).",
+        ),
+    ] = False,
+) -> None:
+    """Serve a local triage dashboard: the cases and their verdicts, reports, host
+    timelines and a read-only SQL box.
+
+    Example: culprit serve ./incidents --port 8080
+    """
+    import uvicorn
+
+    from analyzer.serve.app import create_app, trusted_hosts, url_of
+
+    if not case.exists():
+        _fail(f"{case}: no such file or directory")
+    allowed = _run(lambda: trusted_hosts(host, allow_remote))
+    web = _run(lambda: create_app(case, allowed_hosts=allowed))
+    sys.stdout.write(f"culprit: serving {case} at {url_of(host, port)} (Ctrl+C stops)\n")
+    sys.stdout.flush()
+    uvicorn.run(web, host=host, port=port, log_level="warning")
 
 
 def main() -> None:

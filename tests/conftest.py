@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import shutil
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,6 +20,8 @@ SAMPLES = TESTS / "samples"
 REPO = TESTS.parent
 EXAMPLE = REPO / "examples" / "tpu-heartbeat"
 LOGHUB = REPO.parent / "shared" / "data" / "loghub"
+#: Screenshots of the browser tests (kept after the run; ignored by git).
+ARTIFACTS = TESTS / "artifacts"
 
 
 @pytest.fixture
@@ -72,3 +76,69 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, int], 
         return cache[name, hosts]
 
     return get
+
+
+# -- a real browser (Debian's chromium, driven by Playwright) ----------------------------------
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Headless chromium; the tests that need it skip, with the reason, when it is missing
+    (`.ci/run` installs it: apt-get install chromium)."""
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')"
+    )
+    executable = _chromium()
+    if executable is None:
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@dataclass
+class Page:
+    """A browser page and the requests it was refused (everything but ``allowed``)."""
+
+    page: Any
+    blocked: list[str]
+
+    def screenshot(self, name: str) -> Path:
+        """Save a full-page screenshot as a test artifact."""
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+@pytest.fixture
+def offline_page(browser: Any) -> Iterator[Callable[..., Page]]:
+    """A new page that may load only ``file://`` URLs and the given origins; every other
+    request is aborted and recorded in ``blocked``."""
+    opened: list[Any] = []
+
+    def make(*allowed: str) -> Page:
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        opened.append(context)
+        page = context.new_page()
+        blocked: list[str] = []
+
+        def route(request_route: Any) -> None:
+            url = request_route.request.url
+            if url.startswith(("file://", "data:", "about:", *allowed)):
+                request_route.continue_()
+            else:
+                blocked.append(url)
+                request_route.abort()
+
+        page.route("**/*", route)
+        return Page(page, blocked)
+
+    yield make
+    for context in opened:
+        context.close()

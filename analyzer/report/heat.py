@@ -1,0 +1,244 @@
+"""The host × time heat strip of ``report.html``, aggregated in polars into compact JSON.
+
+One row per host, sorted so the culprits come first and then the hosts whose first error came
+earliest; past :data:`SINGLE_ROWS` rows the remaining hosts collapse into groups of hosts that
+look alike (the same worst role in every bucket, else the same first-error bucket), each with
+its count. A cell's colour is the worst thing its host(s) logged in that time bucket: a root
+signature, a secondary one, context or noise, plain activity, or nothing. Each coloured cell
+keeps up to :data:`CELL_ROWS` cited rows (worst role first, then earliest), so a click shows
+the rows behind it; the page stays small at 4,096 hosts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from typing import Any, Final
+
+import polars as pl
+
+from analyzer.diagnose.evidence import CaseData
+from analyzer.diagnose.findings import Findings
+
+#: Hosts shown one per row before the rest collapse into groups.
+SINGLE_ROWS: Final = 40
+#: At most this many groups; beyond it, hosts group by their first-error bucket.
+MAX_GROUPS: Final = 40
+BUCKETS: Final = 96
+#: Cited rows kept per cell.
+CELL_ROWS: Final = 4
+#: A quoted message is cut to this many characters in the page (the case has all of it).
+MESSAGE_CHARS: Final = 600
+#: Cell codes, worst last: none, activity, context/noise, secondary, root.
+ROLE_CODES: Final = {"noise": 2, "context": 2, "secondary": 3, "root": 4}
+
+
+def _bucket(start_ns: int, width_ns: int) -> pl.Expr:
+    return (
+        ((pl.col("ts").dt.epoch("ns") - start_ns) // width_ns).clip(0, BUCKETS - 1).cast(pl.Int32)
+    )
+
+
+def heat_strip(data: CaseData, findings: Findings, redact: Callable[[str], str]) -> dict[str, Any]:
+    """The strip as JSON-able data: buckets, rows (label, host count, cell codes), each
+    cell's cited rows, the evidence they point at, and the markers."""
+    meta = data.case.meta
+    if meta.first_ts is None or meta.last_ts is None or not data.case.has_rows():
+        return {"buckets": [], "rows": [], "cells": {}, "evidence": [], "markers": []}
+    start_ns = _ns(meta.first_ts)
+    width_ns = max((_ns(meta.last_ts) - start_ns) // BUCKETS + 1, 1_000_000_000)
+    bucket = _bucket(start_ns, width_ns)
+    activity = (
+        data.activity()
+        .filter(pl.col("host").is_not_null() & pl.col("ts").is_not_null())
+        .select(pl.col("host").cast(pl.String), bucket.alias("bucket"))
+        .unique()
+        .with_columns(pl.lit(1, dtype=pl.Int8).alias("code"))
+        .collect()
+    )
+    matched = _matched(data, bucket)
+    cells = (
+        pl.concat([activity, matched.select("host", "bucket", "code")])
+        .group_by("host", "bucket")
+        .agg(pl.col("code").max())
+    )
+    order = _host_order(cells, matched, findings)
+    rows, members = _rows(cells, order)
+    cell_rows, evidence = _cell_evidence(matched, members, redact)
+    markers = _markers(findings, start_ns, width_ns, members)
+    return {
+        "start": meta.first_ts.isoformat(),
+        "width_s": width_ns / 1e9,
+        "buckets": BUCKETS,
+        "rows": rows,
+        "cells": cell_rows,
+        "evidence": evidence,
+        "markers": markers,
+    }
+
+
+def _ns(value: dt.datetime) -> int:
+    return int(value.timestamp()) * 1_000_000_000 + value.microsecond * 1000
+
+
+def _matched(data: CaseData, bucket: pl.Expr) -> pl.DataFrame:
+    """Every matched row with a host and a time: its bucket and cell code (noise included)."""
+    evidence = data.evidence.filter(pl.col("host").is_not_null() & pl.col("ts").is_not_null())
+    return evidence.select(
+        "row_id",
+        "host",
+        "ts",
+        "path",
+        "line",
+        "signature",
+        "role",
+        "message",
+        bucket.alias("bucket"),
+        pl.col("role").replace_strict(ROLE_CODES, default=2, return_dtype=pl.Int8).alias("code"),
+    )
+
+
+def _host_order(cells: pl.DataFrame, matched: pl.DataFrame, findings: Findings) -> list[str]:
+    """Culprits first (the final verdict's, then other attempts'), then by first error time
+    (secondary or root), then hosts without one by name."""
+    culprits: list[str] = []
+    for verdict in [findings.verdict, *findings.attempts]:
+        host = verdict.culprit.host
+        if host is not None and host not in culprits:
+            culprits.append(host)
+    first = matched.filter(pl.col("code") >= 3).group_by("host").agg(pl.col("ts").min())
+    hosts = cells.select("host").unique().join(first, on="host", how="left")
+    ranked = hosts.sort(["ts", "host"], nulls_last=True)["host"].to_list()
+    known = set(ranked)
+    return [h for h in culprits if h in known] + [h for h in ranked if h not in culprits]
+
+
+def _patterns(cells: pl.DataFrame) -> pl.DataFrame:
+    """host and its row of cell codes as one string (a digit per bucket)."""
+    wide = cells.pivot(on="bucket", index="host", values="code", aggregate_function="max")
+    buckets = [str(b) for b in range(BUCKETS)]
+    wide = wide.with_columns(
+        pl.lit(None, dtype=pl.Int8).alias(b) for b in buckets if b not in wide.columns
+    )
+    return wide.select(
+        "host",
+        pl.concat_str([pl.col(b).fill_null(0).cast(pl.String) for b in buckets]).alias("codes"),
+    )
+
+
+def _rows(cells: pl.DataFrame, order: list[str]) -> tuple[list[dict[str, Any]], list[list[str]]]:
+    """Rows of the strip: the first hosts alone, the rest grouped; each row's member hosts."""
+    ranked = (
+        pl.DataFrame({"host": order})
+        .with_row_index("rank")
+        .join(_patterns(cells), on="host", how="left")
+    )
+    single = ranked.head(SINGLE_ROWS)
+    rows = [
+        {"label": host, "hosts": 1, "codes": codes}
+        for host, codes in single.select("host", "codes").iter_rows()
+    ]
+    members = [[host] for host in single["host"].to_list()]
+    rest = ranked.slice(SINGLE_ROWS)
+    if rest.height == 0:
+        return rows, members
+    # Hosts are alike when they logged the same roles in the same buckets; plain activity
+    # (code 1) differs from host to host and does not count.
+    key = pl.col("codes").str.replace_all("1", "0", literal=True)
+    if rest.select(key.n_unique()).item() > MAX_GROUPS:
+        worst = pl.col("codes").str.split("").list.max()
+        key = pl.concat_str([worst, pl.lit("@"), pl.col("codes").str.find(worst, literal=True)])
+    groups = (
+        rest.with_columns(key.alias("key"))
+        .group_by("key")
+        .agg(pl.col("host").sort_by("rank"), pl.col("codes"), pl.col("rank").min())
+        .sort("rank")
+    )
+    for hosts, patterns in groups.select("host", "codes").iter_rows():
+        label = hosts[0] if len(hosts) == 1 else f"{len(hosts):,} hosts like {hosts[0]}"
+        rows.append({"label": label, "hosts": len(hosts), "codes": _merge(patterns)})
+        members.append(hosts)
+    return rows, members
+
+
+def _merge(patterns: list[str]) -> str:
+    return "".join(max(column) for column in zip(*patterns, strict=True))
+
+
+def _cell_evidence(
+    matched: pl.DataFrame, members: list[list[str]], redact: Callable[[str], str]
+) -> tuple[dict[str, list[int]], list[list[Any]]]:
+    """Up to CELL_ROWS cited rows per coloured cell ("row,bucket" -> evidence indexes), and
+    the evidence table they index: path, line, host, time, signature, role, message, row id."""
+    row_of = pl.DataFrame(
+        {"host": [h for hosts in members for h in hosts]},
+        schema={"host": pl.String},
+    ).with_columns(
+        pl.Series("strip_row", [i for i, hosts in enumerate(members) for _ in hosts], pl.Int32)
+    )
+    chosen = (
+        matched.join(row_of, on="host")
+        .sort(
+            ["strip_row", "bucket", "code", "ts", "row_id"],
+            descending=[False, False, True, False, False],
+        )
+        .group_by("strip_row", "bucket", maintain_order=True)
+        .head(CELL_ROWS)
+    )
+    quoted = chosen.unique("row_id", keep="first", maintain_order=True)
+    index = {row_id: i for i, row_id in enumerate(quoted["row_id"].to_list())}
+    evidence = [
+        [
+            path,
+            line,
+            host,
+            ts.isoformat(),
+            signature,
+            role,
+            redact(message)[:MESSAGE_CHARS],
+            row_id,
+        ]
+        for path, line, host, ts, signature, role, message, row_id in quoted.select(
+            "path", "line", "host", "ts", "signature", "role", "message", "row_id"
+        ).iter_rows()
+    ]
+    cells: dict[str, list[int]] = {}
+    for strip_row, bucket, row_id in chosen.select("strip_row", "bucket", "row_id").iter_rows():
+        cells.setdefault(f"{strip_row},{bucket}", []).append(index[row_id])
+    return cells, evidence
+
+
+def _markers(
+    findings: Findings, start_ns: int, width_ns: int, members: list[list[str]]
+) -> list[dict[str, Any]]:
+    """Attempt boundaries (a line at each attempt's start) and each attempt's first error
+    (on the row of its host, or of the group that holds it)."""
+    row_of_host = {host: i for i, hosts in enumerate(members) for host in hosts}
+    markers: list[dict[str, Any]] = []
+
+    def at(value: dt.datetime) -> int:
+        return max(0, min(BUCKETS - 1, (_ns(value) - start_ns) // width_ns))
+
+    for verdict in findings.attempts:
+        if verdict.start is not None:
+            markers.append(
+                {"kind": "attempt", "attempt": verdict.attempt, "bucket": at(verdict.start)}
+            )
+        first = verdict.first_error
+        if first is not None and first.ts is not None:
+            markers.append(
+                {
+                    "kind": "first-error",
+                    "attempt": verdict.attempt,
+                    "bucket": at(first.ts),
+                    "row": row_of_host.get(first.host or ""),
+                    "path": first.citation.path,
+                    "line": first.citation.line,
+                    "row_id": first.citation.row_id,
+                    "host": first.host,
+                    "signature": first.signature,
+                    "ts": first.ts.isoformat(),
+                    "message": first.message[:MESSAGE_CHARS],
+                }
+            )
+    return markers
