@@ -28,8 +28,12 @@ from analyzer.report.markdown import time_text
 from analyzer.signatures.catalog import KNOWLEDGE_DIR, Catalogue
 
 TEMPLATES: Final = Path(__file__).with_name("templates")
-#: Lines of the same file shown before and after each attempt's first error.
+#: Lines of the same file shown before and after each attempt's first error...
 CONTEXT_LINES: Final = 5
+#: ...and around the first cited row of this many other hosts of its timeline...
+CONTEXT_HOSTS: Final = 6
+#: ...with this many lines before and after.
+OTHER_HOST_LINES: Final = 2
 _FRONT_MATTER: Final = re.compile(r"\A\+\+\+\n.*?\n\+\+\+\n", re.DOTALL)
 
 
@@ -99,31 +103,54 @@ def _cited_rows(findings: Findings) -> list[EvidenceRow]:
 def _context(
     data: CaseData, verdict: Verdict, redact: Callable[[str], str]
 ) -> list[dict[str, Any]]:
-    """The lines around an attempt's first error in its own file, the error marked."""
+    """Blocks of lines around the attempt's first error and around the first cited row of
+    each of the next hosts of its timeline, each in its own file, the cited row marked."""
     first = verdict.first_error
     assert first is not None
-    file_id = first.citation.row_id >> 32
-    line = first.citation.line
+    targets = [(first.citation, first.host, CONTEXT_LINES)]
+    for row in verdict.timeline:
+        if len(targets) > CONTEXT_HOSTS:
+            break
+        if row.host != first.host and row.host not in {t[1] for t in targets}:
+            targets.append((row.citation, row.host, OTHER_HOST_LINES))
+    wanted = pl.lit(False)
+    for citation, _, around in targets:
+        wanted = wanted | (
+            (pl.col("file_id") == citation.row_id >> 32)
+            & pl.col("line").is_between(citation.line - around, citation.line + around)
+        )
     rows = (
         data.rows()
-        .filter(
-            (pl.col("file_id") == file_id)
-            & pl.col("line").is_between(line - CONTEXT_LINES, line + CONTEXT_LINES)
-        )
-        .select("line", "ts", pl.col("host").cast(pl.String), "message")
-        .sort("line")
+        .filter(wanted)
+        .select("file_id", "line", "ts", pl.col("host").cast(pl.String), "message")
         .collect()
     )
-    return [
-        {
-            "line": number,
-            "ts": ts,
-            "host": host,
-            "message": redact(message)[:MESSAGE_CHARS],
-            "first": number == line,
-        }
-        for number, ts, host, message in rows.iter_rows()
-    ]
+    blocks = []
+    for citation, host, around in targets:
+        lines = rows.filter(
+            (pl.col("file_id") == citation.row_id >> 32)
+            & pl.col("line").is_between(citation.line - around, citation.line + around)
+        ).sort("line")
+        blocks.append(
+            {
+                "path": citation.path,
+                "host": host,
+                "anchor": _anchor(citation),
+                "lines": [
+                    {
+                        "line": number,
+                        "ts": ts,
+                        "host": row_host,
+                        "message": redact(message)[:MESSAGE_CHARS],
+                        "cited": number == citation.line,
+                    }
+                    for number, ts, row_host, message in lines.select(
+                        "line", "ts", "host", "message"
+                    ).iter_rows()
+                ],
+            }
+        )
+    return blocks
 
 
 def _knowledge(findings: Findings, catalogue: Catalogue) -> list[dict[str, str]]:

@@ -107,6 +107,12 @@ def test_page_is_self_contained_and_deterministic(analyzed: dict[str, api.Analyz
     first = verdict.first_error
     assert first is not None and f'id="row-{first.citation.row_id}"' in page
     assert f'id="kb-{first.knowledge}"' in page
+    assert "Around the first error, host by host" in page
+    # The lines around the first error, the cited one marked, for several hosts.
+    crash = analyzed["host-crash-heartbeat"]
+    timeline = {row.host for row in crash.findings.verdict.timeline}
+    page = (crash.report_path.parent / "report.html").read_text(encoding="utf-8")
+    assert len(timeline) > 2 and page.count('<tr class="first">') >= 3
 
 
 def test_json_in_the_page_cannot_close_its_script() -> None:
