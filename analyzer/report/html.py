@@ -25,6 +25,7 @@ from analyzer.diagnose.evidence import CaseData, load
 from analyzer.diagnose.findings import Citation, EvidenceRow, Findings, Verdict
 from analyzer.report.heat import MESSAGE_CHARS, heat_strip
 from analyzer.report.markdown import time_text
+from analyzer.report.templating import html_environment
 from analyzer.signatures.catalog import KNOWLEDGE_DIR, Catalogue
 
 TEMPLATES: Final = Path(__file__).with_name("templates")
@@ -39,13 +40,7 @@ _FRONT_MATTER: Final = re.compile(r"\A\+\+\+\n.*?\n\+\+\+\n", re.DOTALL)
 
 @functools.lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    environment = html_environment(TEMPLATES)
     environment.filters["when"] = time_text
     environment.filters["cite"] = lambda c: f"{c.path}:{c.line}"
     return environment
