@@ -31,6 +31,14 @@ CELL_ROWS: Final = 4
 MESSAGE_CHARS: Final = 600
 #: Cell codes, worst last: none, activity, context/noise, secondary, root.
 ROLE_CODES: Final = {"noise": 2, "context": 2, "secondary": 3, "root": 4}
+#: The strip of a case with no row that has both a time and a host.
+_EMPTY: Final[dict[str, Any]] = {
+    "buckets": 0,
+    "rows": [],
+    "cells": {},
+    "evidence": [],
+    "markers": [],
+}
 
 
 def _bucket(start_ns: int, width_ns: int) -> pl.Expr:
@@ -44,7 +52,7 @@ def heat_strip(data: CaseData, findings: Findings, redact: Callable[[str], str])
     cell's cited rows, the evidence they point at, and the markers."""
     meta = data.case.meta
     if meta.first_ts is None or meta.last_ts is None or not data.case.has_rows():
-        return {"buckets": [], "rows": [], "cells": {}, "evidence": [], "markers": []}
+        return _EMPTY
     start_ns = _ns(meta.first_ts)
     width_ns = max((_ns(meta.last_ts) - start_ns) // BUCKETS + 1, 1_000_000_000)
     bucket = _bucket(start_ns, width_ns)
@@ -62,6 +70,8 @@ def heat_strip(data: CaseData, findings: Findings, redact: Callable[[str], str])
         .group_by("host", "bucket")
         .agg(pl.col("code").max())
     )
+    if cells.height == 0:  # rows with times, but none names its host
+        return _EMPTY
     order = _host_order(cells, matched, findings)
     rows, members = _rows(cells, order)
     cell_rows, evidence = _cell_evidence(matched, members, redact)
@@ -129,7 +139,7 @@ def _patterns(cells: pl.DataFrame) -> pl.DataFrame:
 def _rows(cells: pl.DataFrame, order: list[str]) -> tuple[list[dict[str, Any]], list[list[str]]]:
     """Rows of the strip: the first hosts alone, the rest grouped; each row's member hosts."""
     ranked = (
-        pl.DataFrame({"host": order})
+        pl.DataFrame({"host": order}, schema={"host": pl.String})
         .with_row_index("rank")
         .join(_patterns(cells), on="host", how="left")
     )
