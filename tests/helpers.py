@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import calendar
 import gzip
+import hashlib
 import io
+import json
+import os
 import re
+import stat
 import tarfile
+from collections.abc import Mapping
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -63,3 +69,102 @@ def mixed_bundle(root: Path) -> Path:
         "RuntimeError: boom\n"
     )
     return bundle
+
+
+def line_records(data: bytes) -> int:
+    """Records of a line-oriented file counted without culprit's code: its lines, the last one
+    counted even without a final newline (a leading UTF-8 BOM is not part of the first line).
+    Only ``\\n`` ends a line: a lone ``\\r`` stays inside its line."""
+    body = data.removeprefix(b"\xef\xbb\xbf")
+    return body.count(b"\n") + (1 if body and not body.endswith(b"\n") else 0)
+
+
+def check_accounting(case: Path) -> pl.DataFrame:
+    """Assert that nothing was lost in the case and return its inventory (``files``).
+
+    Per file: ``records == rows + folded + blank + quarantined + duplicates``; its rows in
+    ``rows/*.parquet``, its ``dropped`` quarantine entries, its ``kept`` (repaired) entries and
+    its entries in duplicates.parquet are exactly as many as the inventory says; row ids are
+    unique, and the totals of ``case.json`` are the sums of the inventory.
+    """
+    files = read_table(case, "files")
+    for record in files.iter_rows(named=True):
+        accounted = (
+            record["rows"]
+            + record["folded"]
+            + record["blank"]
+            + record["quarantined"]
+            + record["duplicates"]
+        )
+        assert record["records"] == accounted, record
+    rows = read_table(case, "rows")
+    assert rows.height == files["rows"].sum()
+
+    def per_file(table: pl.DataFrame) -> list[tuple[int, int]]:
+        if table.height == 0:
+            return []
+        return sorted(table.group_by("file_id").len().rows())
+
+    def expected(column: str) -> list[tuple[int, int]]:
+        return sorted(files.select("file_id", column).filter(pl.col(column) > 0).rows())
+
+    assert per_file(rows) == expected("rows")
+    assert rows.height == 0 or rows["row_id"].n_unique() == rows.height
+    quarantine = read_table(case, "quarantine")
+    assert per_file(quarantine.filter(pl.col("kind") == "dropped")) == expected("quarantined")
+    assert per_file(quarantine.filter(pl.col("kind") == "kept")) == expected("repaired")
+    assert per_file(read_table(case, "duplicates")) == expected("duplicates")
+    counts = json.loads((case / "case.json").read_text())["counts"]
+    for column in ("records", "rows", "folded", "blank", "quarantined", "repaired", "duplicates"):
+        assert counts[column] == files[column].sum(), column
+    return files
+
+
+#: One entry of :func:`tree_state`: st_mode, st_size, st_mtime_ns and the sha256 of a regular
+#: file's content (``None`` for other entries, or when content is not hashed).
+EntryState = tuple[int, int, int, str | None]
+
+
+def tree_state(*roots: Path, content: bool = True) -> dict[str, EntryState]:
+    """Every entry under ``roots`` (the roots included) by path, without following links:
+    mode, size, modification time and, with ``content``, the sha256 of each regular file.
+    Names that are not valid UTF-8 are keys with surrogate escapes, as ``os`` gives them."""
+    state: dict[str, EntryState] = {}
+    for root in roots:
+        if not os.path.lexists(root):
+            continue
+        entries = [root]
+        if root.is_dir() and not root.is_symlink():
+            for dirpath, dirnames, filenames in os.walk(root):
+                entries += [Path(dirpath) / name for name in (*dirnames, *filenames)]
+        for entry in entries:
+            st = entry.lstat()
+            digest = None
+            if content and stat.S_ISREG(st.st_mode):
+                with entry.open("rb") as handle:
+                    digest = hashlib.file_digest(handle, "sha256").hexdigest()
+            state[str(entry)] = (st.st_mode, st.st_size, st.st_mtime_ns, digest)
+    return state
+
+
+def changed_paths(before: Mapping[str, EntryState], after: Mapping[str, EntryState]) -> list[str]:
+    """The paths added, removed or changed between two :func:`tree_state` snapshots."""
+    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+
+
+def force_workers(patch: pytest.MonkeyPatch) -> list[int]:
+    """Make an ingest with ``jobs > 1`` start its worker pool however small the bundle (the
+    decision is made in this process); the list returned gets each started pool's size."""
+    from analyzer.ingest import pipeline
+    from analyzer.ingest.workers import WorkerPool
+
+    started: list[int] = []
+
+    class Counted(WorkerPool):
+        def __init__(self, jobs: int, spool_dir: Path) -> None:
+            started.append(jobs)
+            super().__init__(jobs, spool_dir)
+
+    patch.setattr(pipeline, "MIN_PARALLEL_BYTES", 0)
+    patch.setattr(pipeline, "WorkerPool", Counted)
+    return started

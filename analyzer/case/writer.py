@@ -9,8 +9,11 @@ complete case (a stale temporary directory is cleaned up by the next run).
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Final
@@ -44,6 +47,10 @@ ROW_GROUP_ROWS: Final = 131_072
 #: A row group is also closed at this many bytes of buffered Arrow data: Cloud Logging rows
 #: are kilobytes each, and 128k of them would hold hundreds of MB in memory.
 ROW_GROUP_BYTES: Final = 48 << 20
+#: ...and at this many buffered record batches: each costs about 25 kB of Arrow structures
+#: beyond its data, and a bundle of 100,000 one-line files (a batch each) held 3 GB before its
+#: first row group. Batches, not tables: a worker's rows come back one batch per table.
+ROW_GROUP_BATCHES: Final = 1024
 PART_ROWS: Final = 1_000_000
 _ISSUE_BATCH: Final = 65_536
 _COMPRESSION: Final = {"compression": "zstd", "compression_level": 1}
@@ -65,6 +72,14 @@ class CaseWriter:
         self.staging = target.parent / f".{target.name}.partial"
         self._part_rows = part_rows
         self._group_rows = row_group_rows
+        if target.exists() and not _replaceable(target):
+            # A case replaces only a case (or part, or empty directory): `-o ~/work` must not
+            # delete ~/work's files at commit.
+            raise CaseError(
+                "exists and is not a case directory; not replacing it (choose a new or empty "
+                "directory)",
+                path=str(target),
+            )
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             if self.staging.exists():
@@ -79,6 +94,7 @@ class CaseWriter:
         self._buffer: list[pa.Table] = []
         self._buffered = 0
         self._buffered_bytes = 0
+        self._buffered_batches = 0
         self._keys: list[pl.DataFrame] = []
         self._aliases: list[pl.DataFrame] = []
         self._issues: list[dict[str, Any]] = []
@@ -96,12 +112,17 @@ class CaseWriter:
         self._buffer.append(table)
         self._buffered += table.num_rows
         self._buffered_bytes += table.nbytes
+        self._buffered_batches += table.column(0).num_chunks
         self._part_count += table.num_rows
         file_ids = pc.unique(table.column("file_id")).to_pylist()
         self._part_files[self._part_index].update(file_ids)
         if dedup_keys is not None and dedup_keys.height:
             self._keys.append(dedup_keys)
-        if self._buffered >= self._group_rows or self._buffered_bytes >= ROW_GROUP_BYTES:
+        if (
+            self._buffered >= self._group_rows
+            or self._buffered_bytes >= ROW_GROUP_BYTES
+            or self._buffered_batches >= ROW_GROUP_BATCHES
+        ):
             self._flush_rows()
 
     def _flush_rows(self) -> None:
@@ -109,7 +130,7 @@ class CaseWriter:
             return
         merged = pa.concat_tables(self._buffer).combine_chunks()
         self._part_writer.write_table(merged, row_group_size=self._group_rows)
-        self._buffer, self._buffered, self._buffered_bytes = [], 0, 0
+        self._buffer, self._buffered, self._buffered_bytes, self._buffered_batches = [], 0, 0, 0
 
     def _roll_part(self) -> None:
         self._flush_rows()
@@ -260,6 +281,15 @@ class CaseWriter:
         shutil.rmtree(self.staging, ignore_errors=True)
 
     def _swap_into_place(self) -> None:
+        """Move the staging directory to the target. An existing case is exchanged with it
+        in one step where the system can (Linux), so the target holds a complete case, old or
+        new, at every moment; the old one is then removed under the staging name, which the
+        next run cleans up if this one is killed first."""
+        exists = self.target.is_dir() and not self.target.is_symlink()
+        if exists and _exchange(self.staging, self.target):
+            shutil.rmtree(self.staging, ignore_errors=True)
+            return
+        # Elsewhere: the old case is moved aside first, a moment without a case.
         old = self.target.parent / f".{self.target.name}.old-{os.getpid()}"
         if self.target.exists():
             self.target.replace(old)
@@ -423,6 +453,52 @@ _DUP_TYPES: Final = (pl.Int32, pl.Int32, pl.Int64, pl.String, pl.Int64)
 _RECORD_SCHEMA: Final = pa.schema(
     [pa.field(f.name, pa.int64()) if f.name in ("ts_min", "ts_max") else f for f in FILES_SCHEMA]
 )
+
+
+def _replaceable(path: Path) -> bool:
+    """Whether a new case may take the place of ``path``: an earlier case or shard part, or
+    an empty directory."""
+    if not path.is_dir():
+        return False
+    if (path / META_FILE).is_file() or (path / PART_META_FILE).is_file():
+        return True
+    return next(path.iterdir(), None) is None
+
+
+_AT_FDCWD: Final = -100
+_RENAME_EXCHANGE: Final = 2
+
+
+@functools.cache
+def _renameat2() -> Callable[..., int] | None:
+    """Linux's renameat2(2) from the C library, or ``None``."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
+    function.restype = ctypes.c_int
+    return function
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two existing paths atomically (``RENAME_EXCHANGE``); ``False``, and nothing
+    changed, where the system or the file system cannot."""
+    renameat2 = _renameat2()
+    if renameat2 is None:
+        return False
+    done = renameat2(
+        _AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE
+    )
+    return done == 0
 
 
 def _link_or_copy(source: Path, target: Path, link: bool) -> None:

@@ -309,6 +309,8 @@ class _Open:
     choice: Choice | None = None
     #: The file was refused while sniffing (binary, damaged head): nothing more to read.
     done: bool = False
+    #: Read whole, hashed and closed (:func:`_release`): a batch holds bytes, not open files.
+    released: bool = False
 
 
 def _group_full(group: list[tuple[Member, dict[str, Any]]]) -> bool:
@@ -363,6 +365,7 @@ def read_files(
                 chunk = _whole(opened)
                 current = None
                 if chunk is not None:
+                    _release(opened)
                     batch.append((opened, chunk))
                     batch_bytes += len(chunk.data)
                     continue
@@ -471,6 +474,18 @@ def _whole(opened: _Open) -> LineChunk | None:
     return whole
 
 
+def _release(opened: _Open) -> None:
+    """Hash and close a file whose content is read whole: a batch of 512 files must not hold
+    512 open files (a limit of 256, macOS's default, failed with EMFILE)."""
+    try:
+        opened.record["sha256"] = opened.content.finish()
+    except (OSError, CorruptStreamError, ExpansionLimitError):
+        opened.record["sha256"] = None
+    finally:
+        opened.content.close()
+    opened.released = True
+
+
 def _read_batch(batch: list[tuple[_Open, LineChunk]], sink: Sink, progress: Progress) -> None:
     """Read a batch of small files of one line reader, then finish each in order."""
     first = batch[0][0].choice
@@ -490,10 +505,11 @@ def _end(opened: _Open, sink: Sink, progress: Progress) -> None:
         if ctx.incomplete and record["status"] == "read":
             record["status"] = "partial"
         sink.add_issues(record["file_id"], ctx.path, ctx.take_issues())
-        try:
-            record["sha256"] = content.finish()
-        except (OSError, CorruptStreamError, ExpansionLimitError):
-            record["sha256"] = None
+        if not opened.released:
+            try:
+                record["sha256"] = content.finish()
+            except (OSError, CorruptStreamError, ExpansionLimitError):
+                record["sha256"] = None
         progress.advance(content.stored.bytes_read - state.consumed)
     finally:
         content.close()

@@ -15,9 +15,12 @@ which must not be copied into a child mid-flight.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import shutil
+import signal
+import sys
 from collections import deque
 from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -127,6 +130,22 @@ def _read_in_worker(
     return Spooled(records, rows, sink.keys, sink.aliases, sink.issues, budget.total_decoded, limit)
 
 
+_PR_SET_PDEATHSIG: Final = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """Have the kernel kill this worker when the ingest that started it dies (Linux): after a
+    SIGKILL of the ingest, its workers would otherwise wait on their pipes forever."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the ingest died before the request took effect
+        os._exit(1)
+
+
 class WorkerPool:
     """Reads files in worker processes; results come back in submission order.
 
@@ -140,7 +159,10 @@ class WorkerPool:
         self._dir = spool_dir
         spool_dir.mkdir(parents=True, exist_ok=True)
         self._pool = ProcessPoolExecutor(
-            max_workers=jobs, mp_context=multiprocessing.get_context("spawn")
+            max_workers=jobs,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_die_with_parent,
+            initargs=(os.getpid(),),
         )
         self._pending: deque[tuple[Future[Spooled], int, list[dict[str, Any]]]] = deque()
         self._pending_bytes = 0
