@@ -252,9 +252,22 @@ class CloudLoggingReader:
         lines: list[int] = []
         offsets: list[int] = []
         previous_end = 0
-        for row in reader:
+        for row in _csv_records(reader):
             start_line = previous_end + 1
             previous_end = reader.line_num
+            if isinstance(row, csv.Error):
+                # A field over csv.field_size_limit(): the reader skips the rest of that line.
+                if header is None:
+                    ctx.file_issue(f"CSV header cannot be parsed ({row})", line=start_line)
+                    continue
+                ctx.counts.records += 1
+                at = (
+                    int(line_starts[start_line - 1]) + skip
+                    if start_line - 1 < len(line_starts)
+                    else len(data)
+                )
+                ctx.drop(start_line, at, f"CSV record cannot be parsed ({row})", data[at:][:4096])
+                continue
             if header is None:
                 header = row
                 if "timestamp" not in header:
@@ -330,6 +343,17 @@ _CSV_MARKERS: Final = {
     "jsonPayload.message",
     "protoPayload.methodName",
 }
+
+
+def _csv_records(reader: Iterator[list[str]]) -> Iterator[list[str] | csv.Error]:
+    """The records of a CSV reader, with the error in place of a record it cannot parse."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield exc
 
 
 def _entry_from_columns(header: list[str], row: list[str]) -> dict[str, object]:

@@ -61,7 +61,7 @@ class LineChunk:
         repaired = np.zeros(count, dtype=np.bool_)
         if count == 0:
             return pl.Series("text", [], dtype=pl.String), repaired
-        bad = _invalid_utf8_lines(self.data, self.starts, self.ends)
+        bad = invalid_utf8_spans(self.data, self.starts, self.ends)
         if bad.size == 0:
             array = spans_to_strings(self.data, self.starts, self.ends, exact=bool(self.oversize))
             return pl.Series("text", array, dtype=pl.String), repaired
@@ -112,8 +112,9 @@ def spans_to_strings(
     return pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(packed))
 
 
-def _invalid_utf8_lines(data: bytes, starts: IntArray, ends: IntArray) -> IntArray:
-    """Indices of lines that are not valid UTF-8 (usually none: one fast check decides)."""
+def invalid_utf8_spans(data: bytes, starts: IntArray, ends: IntArray) -> IntArray:
+    """Indices of the spans (lines, JSON elements) that are not valid UTF-8 (usually none:
+    one fast check decides)."""
     try:
         codecs.utf_8_decode(data, "strict", True)
     except UnicodeDecodeError:
@@ -218,7 +219,8 @@ def iter_line_chunks(
         if last_newline < 0:
             pending += block
             if len(pending) > max_line:
-                giant = _GiantLine(pending[:max_line], pending_offset, len(pending))
+                cut = char_boundary(pending, 0, max_line)
+                giant = _GiantLine(pending[:cut], pending_offset, len(pending))
                 pending = b""
             continue
         # One copy of the block's bytes per chunk: the carried tail and the block's complete
@@ -275,10 +277,19 @@ def _split_lines(
     lengths = ends - starts
     for index in np.flatnonzero(lengths > max_line).tolist():
         oversize[index] = int(lengths[index])
-        ends[index] = starts[index] + max_line
+        ends[index] = char_boundary(data, int(starts[index]), int(starts[index]) + max_line)
     if virtual_newline:
         data = data[:-1]
     return LineChunk(data, starts, ends, first_line, starts + base_offset, oversize)
+
+
+def char_boundary(data: bytes, start: int, cut: int) -> int:
+    """``cut`` moved back (at most 3 bytes, never before ``start``) to the start of the UTF-8
+    character it falls inside, so a line cut there stays valid UTF-8."""
+    end = cut
+    while end > max(start, cut - 3) and end < len(data) and data[end] & 0xC0 == 0x80:
+        end -= 1
+    return end
 
 
 def merge_chunks(head: LineChunk, tail: LineChunk) -> LineChunk:

@@ -11,6 +11,7 @@ where it started.
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
@@ -20,7 +21,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from analyzer.ingest.base import ReadContext
-from analyzer.ingest.framing import decoded_blocks, spans_to_strings
+from analyzer.ingest.framing import decoded_blocks, invalid_utf8_spans, spans_to_strings
 from analyzer.streams import Readable
 
 _QUOTE: Final = 34
@@ -137,9 +138,7 @@ def iter_elements(stream: Readable, ctx: ReadContext) -> Iterator[ElementChunk]:
         found = _elements(data, positions, chars, depth_before, state.depth)
         if found.starts.size:
             lines = (pending_line + np.searchsorted(newlines, found.starts)).astype(np.int32)
-            texts = spans_to_strings(
-                data, found.starts, found.ends, exact=found.irregular, trim=_TRIM
-            )
+            texts = _texts(data, found, lines, pending_offset, ctx)
             ctx.counts.records += len(found.starts)
             yield ElementChunk(texts, lines, found.starts + pending_offset)
         for lo, hi in found.junk:
@@ -196,6 +195,27 @@ def iter_elements(stream: Readable, ctx: ReadContext) -> Iterator[ElementChunk]:
             line=pending_line + pending.count(b"\n"),
             offset=pending_offset + len(pending),
         )
+
+
+def _texts(
+    data: bytes, found: _Found, lines: npt.NDArray[np.int32], base: int, ctx: ReadContext
+) -> pa.Array:
+    """The elements' texts; invalid UTF-8 in an element is replaced by U+FFFD (and noted)."""
+    bad = invalid_utf8_spans(data, found.starts, found.ends)
+    if bad.size == 0:
+        return spans_to_strings(data, found.starts, found.ends, exact=found.irregular, trim=_TRIM)
+    view = memoryview(data)
+    texts = [
+        codecs.decode(view[start:end], "utf-8", "replace")
+        for start, end in zip(found.starts.tolist(), found.ends.tolist(), strict=True)
+    ]
+    for index in bad.tolist():
+        ctx.repaired(
+            int(lines[index]),
+            base + int(found.starts[index]),
+            "element is not valid UTF-8; invalid bytes were replaced by U+FFFD",
+        )
+    return pa.array(texts, pa.large_string())
 
 
 @dataclass

@@ -24,6 +24,7 @@ _NUMBER: Final = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _SPACE: Final = re.compile(r"[ \t\r\n]*")
 _LITERALS: Final = {"true": True, "false": False, "null": None}
 MAX_DEPTH: Final = 256
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 class LocatedDict(dict[str, Any]):
@@ -95,7 +96,7 @@ class _Parser:
         if char == '"':
             try:
                 string, end = _scanstring(self.text, index + 1)
-                return string, end
+                return _no_surrogates(string), end
             except json.JSONDecodeError as exc:
                 raise self.fail(f"bad string ({exc.msg})", exc.pos) from None
         for word, literal in _LITERALS.items():
@@ -104,7 +105,10 @@ class _Parser:
         match = _NUMBER.match(self.text, index)
         if match:
             number = match.group()
-            parsed: Any = float(number) if any(c in number for c in ".eE") else int(number)
+            try:
+                parsed: Any = float(number) if any(c in number for c in ".eE") else int(number)
+            except ValueError:  # more digits than int() converts (sys.get_int_max_str_digits)
+                raise self.fail(f"number of {len(number):,} digits", index) from None
             return parsed, match.end()
         raise self.fail(f"unexpected character {char!r}", index)
 
@@ -126,6 +130,7 @@ class _Parser:
                 key, index = _scanstring(self.text, index + 1)
             except json.JSONDecodeError as exc:
                 raise self.fail(f"bad member name ({exc.msg})", exc.pos) from None
+            key = _no_surrogates(key)
             index = self.skip(index)
             if not self.text.startswith(":", index):
                 raise self.fail("expected ':'", index)
@@ -154,6 +159,12 @@ class _Parser:
             if self.text.startswith("]", index):
                 return node, index + 1
             raise self.fail("expected ',' or ']'", index)
+
+
+def _no_surrogates(text: str) -> str:
+    """A string with the lone surrogates of ``\\udXXX`` escapes replaced by U+FFFD (they
+    cannot be encoded as UTF-8, so no column or JSON text downstream could hold them)."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 
 
 def load(data: bytes) -> Any:

@@ -287,8 +287,12 @@ def _decode_messages(frame: pl.DataFrame, ctx: ReadContext) -> pl.DataFrame:
                 "(export with --all to keep it)",
             )
             decoded.append("")
-        elif raw.startswith("["):
-            values = json.loads(raw)
+        elif raw is not None and raw.startswith("["):
+            try:
+                values = json.loads(raw)
+                joined = "\n".join(str(v) for v in values)
+            except RecursionError:  # nested deeper than Python's json goes: keep the JSON text
+                values, joined = [raw], raw
             if all(isinstance(v, int) for v in values):
                 blob = bytes(v & 0xFF for v in values)
                 try:
@@ -302,7 +306,7 @@ def _decode_messages(frame: pl.DataFrame, ctx: ReadContext) -> pl.DataFrame:
                         "by U+FFFD",
                     )
             else:
-                decoded.append("\n".join(str(v) for v in values))
+                decoded.append(joined)
         else:
             decoded.append(plain)
     return frame.with_columns(pl.Series("message", decoded, dtype=pl.String)).drop("raw_message")

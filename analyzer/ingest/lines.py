@@ -460,6 +460,8 @@ def year_anchor(
                 anchor = dt.date(*(int(part) for part in match.groups()))
             except ValueError:
                 break
+            if not 1678 <= anchor.year <= 2261:  # stamps are nanoseconds since 1970 (int64)
+                break
             ctx.year_from = "header"
             return anchor
     ctx.year_from = "mtime"

@@ -642,15 +642,22 @@ def _str(value: object) -> str | None:
 
 
 def _int(value: object) -> int | None:
+    """An integer field that fits 64 bits, or ``None``."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
+        return _fits(value, 64)
     if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
-        return int(value)
+        return _fits(int(value), 64)
+    if isinstance(value, str) and re.fullmatch(r"-?\d{1,19}", value.strip()):
+        return _fits(int(value), 64)
     return None
+
+
+def _fits(value: int | None, bits: int) -> int | None:
+    """``value`` when a signed integer column of ``bits`` bits can hold it, else ``None``."""
+    limit = 1 << (bits - 1)
+    return value if value is not None and -limit <= value < limit else None
 
 
 def _epoch_ns(value: object) -> int | None:
@@ -662,7 +669,7 @@ def _epoch_ns(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, str):
-        match = re.fullmatch(r"(\d+)(?:\.(\d+))?", value.strip())
+        match = re.fullmatch(r"(\d{1,19})(?:\.(\d+))?", value.strip())
         if match is None:
             return None
         number = int(match.group(1))
@@ -671,7 +678,7 @@ def _epoch_ns(value: object) -> int | None:
         return number * scale + int((fraction + "0" * 9)[:9]) * scale // 1_000_000_000
     if isinstance(value, int):
         return value * _unit(value) if value >= 0 else None
-    if isinstance(value, float) and value >= 0 and value == value:
+    if isinstance(value, float) and 0 <= value < 2.0**63:  # not NaN nor infinite
         return round(value * _unit(int(value)))
     return None
 
@@ -955,6 +962,7 @@ def _frame(rows: list[_Row], tz: str) -> pl.DataFrame:
     texts: list[str | None] = []
     for row in rows:
         ns = row.ts_ns if row.ts_ns is not None else _epoch_ns(row.when)
+        ns = _fits(ns, 64)  # a time beyond the year 2262 is no time
         epoch.append(ns)
         texts.append(row.when.strip() if ns is None and isinstance(row.when, str) else None)
     frame = pl.DataFrame(
@@ -964,10 +972,10 @@ def _frame(rows: list[_Row], tz: str) -> pl.DataFrame:
             "reader": [f"modelarts_api.{row.kind}" for row in rows],
             "_epoch": epoch,
             "_text": texts,
-            "_inherited": [row.inherited_ns for row in rows],
+            "_inherited": [_fits(row.inherited_ns, 64) for row in rows],
             "_level": [row.severity for row in rows],
             "workload": [row.workload for row in rows],
-            "worker": [row.worker for row in rows],
+            "worker": [_fits(row.worker, 32) for row in rows],
             "attempt": [row.attempt for row in rows],
             "logger": [row.logger for row in rows],
             "message": [row.message for row in rows],
