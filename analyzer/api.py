@@ -149,6 +149,9 @@ def _ingest_job(
     """Check the options of an ingest."""
     options = options or ReadOptions()
     check_tz(options.tz)
+    if options.year is not None and not 1678 <= options.year <= 2261:
+        # Stamps are nanoseconds since 1970 in 64 bits.
+        raise UsageError(f"--year {options.year}: must be between 1678 and 2261")
     if reader is not None:
         reader_named(reader)
     if options.max_line_bytes < 1024:

@@ -233,3 +233,11 @@ def test_missing_input_is_one_clear_error(tmp_path: Path) -> None:
         api.ingest([tmp_path / "nope"], tmp_path / "case")
     assert str(caught.value) == f"{tmp_path / 'nope'}: no such file or directory"
     assert not (tmp_path / "case").exists()
+
+
+def test_a_year_no_timestamp_can_hold_is_a_usage_error(tmp_path: Path) -> None:
+    from analyzer.errors import UsageError
+
+    (tmp_path / "b.log").write_text("I1129 18:00:00.000000    1 main.go:1] hello\n")
+    with pytest.raises(UsageError, match="--year 3000: must be between 1678 and 2261"):
+        api.ingest([tmp_path / "b.log"], tmp_path / "case", options=api.ReadOptions(year=3000))
