@@ -29,15 +29,7 @@ from benchmarks.analyze import DEFAULT_CACHE, DEFAULT_SCENARIO, bundle_fields, p
 from benchmarks.environment import machine, provenance, run_stamp, source_digest
 from benchmarks.measure import BenchmarkError, culprit_command, run_once
 from benchmarks.progress import say
-from benchmarks.report import (
-    BGL_BEGIN,
-    RESULTS_DIR,
-    add_recording_options,
-    place_results_md_section,
-    recorded_command,
-    results_path,
-    write_report,
-)
+from benchmarks.report import add_recording_options, record_with_section, recorded_command
 from fixtures.options import Options
 
 HTML: Final = "html"
@@ -185,18 +177,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         **origin,
     }
-    name = "(not recorded)"
-    if not args.no_record:
-        out = results_path(report["date"], report["machine"]["hostname"])
-        write_report(out, report)
-        name = str(out.relative_to(RESULTS_DIR.parent.parent))
-        say(f"wrote {name}")
-    text = section(report, name)
-    print(text, end="")
-    if not args.no_record:
-        place_results_md_section(text, BEGIN, END, before=BGL_BEGIN, intro=INTRO)
-    if args.report_json is not None:
-        write_report(args.report_json, report)
+    record_with_section(
+        report, section, (BEGIN, END, INTRO), record=not args.no_record, copy=args.report_json
+    )
     return 0
 
 

@@ -798,3 +798,33 @@ def record_analyze(report: dict[str, Any]) -> Path:
         section, ANALYZE_BEGIN, ANALYZE_END, before=BGL_BEGIN, intro=ANALYZE_INTRO
     )
     return out
+
+
+def record_with_section(
+    report: dict[str, Any],
+    render: Callable[[dict[str, Any], str], str],
+    markers: tuple[str, str, str],
+    *,
+    record: bool,
+    copy: Path | None,
+) -> str:
+    """Record ``report`` in a new results file and put its section, ``render(report, name
+    of that file)``, between the ``markers`` (begin, end, and the intro written in front of
+    the BGL section when they are missing) of RESULTS.md; print the section; also write the
+    report to ``copy`` when given. With ``record`` false, only print (and copy)."""
+    from benchmarks.progress import say
+
+    name = "(not recorded)"
+    if record:
+        out = results_path(report["date"], report["machine"]["hostname"])
+        write_report(out, report)
+        name = str(out.relative_to(RESULTS_DIR.parent.parent))
+        say(f"wrote {name}")
+    text = render(report, name)
+    print(text, end="")
+    if record:
+        begin, end, intro = markers
+        place_results_md_section(text, begin, end, before=BGL_BEGIN, intro=intro)
+    if copy is not None:
+        write_report(copy, report)
+    return text
