@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,6 +131,9 @@ def _ingest_with(
         bundle, fingerprint = identify(job.inputs, job.limits)
         reused = _reuse(target, bundle, fingerprint, job.settings)
         if reused is not None:
+            # What a killed ingest left beside the case (possibly gigabytes) goes now, not at
+            # the next ingest that writes.
+            shutil.rmtree(target.parent / f".{target.name}.partial", ignore_errors=True)
             return IngestResult(target, reused, True)
     meta = engine.ingest(
         job,

@@ -248,3 +248,18 @@ def test_the_case_is_complete_at_every_step_of_the_commit(
     assert _debris(case) == []
     assert read_table(case, "rows")["message"].to_list() == ["node-1 starting"]
     assert pl.read_parquet(case / "files.parquet").height == 1
+
+
+def test_an_up_to_date_rerun_removes_what_a_killed_ingest_left(tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "node-1.log").write_bytes(b"2024-05-01T00:00:00Z node-1 starting\n")
+    case = tmp_path / "case"
+    api.ingest([bundle], case)
+    stale = staging_of(case)
+    (stale / "rows").mkdir(parents=True)
+    (stale / "rows" / "part-00000.parquet").write_bytes(b"left by a killed run")
+    again = api.ingest([bundle], case)
+    assert again.reused
+    assert not stale.exists()
+    assert api.load_case(case).meta == again.meta
