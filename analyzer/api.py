@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,14 +113,15 @@ def ingest(
         UsageError: an option has an unusable value.
         CaseError: the case directory cannot be written.
     """
-    job = _ingest_job(inputs, options, limits, reader)
+    job, identity = _ingest_job(inputs, options, limits, reader)
     chosen = engine_named(engine, address=address, workers=workers, shards=shards)
-    return _ingest_with(chosen, job, Path(out), force=force, progress=progress, jobs=jobs)
+    return _ingest_with(chosen, job, identity, Path(out), force=force, progress=progress, jobs=jobs)
 
 
 def _ingest_with(
     engine: Engine,
     job: IngestJob,
+    identity: tuple[Bundle | None, str],
     target: Path,
     *,
     force: bool,
@@ -128,8 +129,7 @@ def _ingest_with(
     jobs: int | None,
 ) -> IngestResult:
     if not force:
-        bundle, fingerprint = identify(job.inputs, job.limits)
-        reused = _reuse(target, bundle, fingerprint, job.settings)
+        reused = _reuse(target, *identity, job.settings)
         if reused is not None:
             # What a killed ingest left beside the case (possibly gigabytes) goes now, not at
             # the next ingest that writes.
@@ -149,8 +149,9 @@ def _ingest_job(
     options: ReadOptions | None,
     limits: BundleLimits | None,
     reader: str | None,
-) -> IngestJob:
-    """Check the options of an ingest."""
+) -> tuple[IngestJob, tuple[Bundle | None, str]]:
+    """Check the options and inputs of an ingest; the job, and the bundle's identity (the
+    local bundle, if it is one, and its fingerprint) listed once for the reuse check."""
     options = options or ReadOptions()
     check_tz(options.tz)
     if options.year is not None and not 1678 <= options.year <= 2261:
@@ -161,8 +162,8 @@ def _ingest_job(
     if options.max_line_bytes < 1024:
         raise UsageError("--max-line-bytes must be at least 1024")
     job = IngestJob(tuple(str(p) for p in inputs), options, limits or BundleLimits(), reader)
-    identify(job.inputs, job.limits)  # a missing input fails here, before any work starts
-    return job
+    # A missing input fails here, before any work starts.
+    return job, identify(job.inputs, job.limits)
 
 
 def ingest_shard(
@@ -183,7 +184,7 @@ def ingest_shard(
         UsageError: a bad shard or option.
         BundleError, CaseError: as for :func:`ingest`.
     """
-    job = _ingest_job(inputs, options, limits, reader)
+    job, _ = _ingest_job(inputs, options, limits, reader)
     return shards_mod.ingest_shard(
         job,
         Shard.parse(shard),
@@ -539,8 +540,10 @@ def analyze(
                 )
             report_dir = Path(out)
             case_dir = report_dir / CASE_SUBDIR
-            job = _ingest_job(paths, options, limits, None)
-            result = _ingest_with(runner, job, case_dir, force=False, progress=progress, jobs=jobs)
+            job, identity = _ingest_job(paths, options, limits, None)
+            result = _ingest_with(
+                runner, job, identity, case_dir, force=False, progress=progress, jobs=jobs
+            )
             ingested = not result.reused
         opened = load_case(case_dir)
         matched = _needs_matching(opened, catalogue)
@@ -591,6 +594,17 @@ def diagnose_case(
     Raises:
         CaseError: not a case, or the case has not been matched with this catalogue.
     """
+    return _diagnosed(case, signatures, redact, skew_s, silence_s)[2]
+
+
+def _diagnosed(
+    case: str | Path,
+    signatures: Sequence[str | Path],
+    redact: bool,
+    skew_s: float,
+    silence_s: float,
+) -> tuple[Case, Catalogue, Findings, Callable[[str], str]]:
+    """The opened case, its catalogue, its findings and the redaction they were made with."""
     from analyzer.diagnose.run import Settings, diagnose
     from analyzer.report.redact import keep
     from analyzer.report.redact import redact as redactor
@@ -601,12 +615,11 @@ def diagnose_case(
         raise CaseError(
             "the case is not matched with this catalogue; run `culprit match`", path=str(case)
         )
-    return diagnose(
-        opened,
-        catalogue,
-        Settings(skew_s=skew_s, silence_s=silence_s),
-        redact=redactor if redact else keep,
+    quote = redactor if redact else keep
+    findings = diagnose(
+        opened, catalogue, Settings(skew_s=skew_s, silence_s=silence_s), redact=quote
     )
+    return opened, catalogue, findings, quote
 
 
 def report_html(
@@ -623,14 +636,9 @@ def report_html(
         CaseError: not a case, or not matched with this catalogue.
     """
     from analyzer.report import html
-    from analyzer.report.redact import keep
-    from analyzer.report.redact import redact as redactor
 
-    findings = diagnose_case(
-        case, signatures=signatures, redact=redact, skew_s=skew_s, silence_s=silence_s
-    )
-    catalogue = load_catalogue([Path(p) for p in signatures])
-    return html.render(load_case(case), findings, catalogue, redact=redactor if redact else keep)
+    opened, catalogue, findings, quote = _diagnosed(case, signatures, redact, skew_s, silence_s)
+    return html.render(opened, findings, catalogue, redact=quote)
 
 
 def report(

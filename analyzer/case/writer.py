@@ -194,18 +194,8 @@ class CaseWriter:
         host aliases the bundle-wide steps need are kept beside them for the merge
         (:meth:`adopt_part`), which then commits the case as one ingest would.
         """
-        self._flush_rows()
-        if self._part_writer is not None:
-            self._part_writer.close()
-            self._part_writer = None
-        self._flush_issues()
-        if self._issue_writer is None:
-            pq.write_table(QUARANTINE_SCHEMA.empty_table(), self.staging / QUARANTINE_FILE)
-        else:
-            self._issue_writer.close()
-            self._issue_writer = None
-        files = pa.Table.from_pylist(self.files, schema=FILES_SCHEMA)
-        pq.write_table(files, self.staging / FILES_FILE, **_COMPRESSION)
+        self._close_part()
+        self._write_issues_and_files()
         if self._keys:
             pl.concat(self._keys).write_parquet(self.staging / PART_KEYS_FILE)
         if self._aliases:
@@ -220,10 +210,7 @@ class CaseWriter:
         else copied; the part itself is left as it was. Quarantine entries are not taken
         here: the merge orders them across parts first (:meth:`add_issue_table`).
         """
-        self._flush_rows()
-        if self._part_writer is not None:
-            self._part_writer.close()
-            self._part_writer = None
+        self._close_part()
         for source in sorted((part / ROWS_DIR).glob("*.parquet")):
             self._part_index = len(self._part_files)
             target = self._part_path(self.staging, self._part_index)
@@ -255,22 +242,32 @@ class CaseWriter:
 
         ``build_meta`` receives the final inventory records (after de-duplication).
         """
+        self._close_part()
+        self._finalize_rows()
+        self._write_issues_and_files()
+        meta = build_meta(self.files)
+        (self.staging / META_FILE).write_text(meta.model_dump_json(indent=2) + "\n")
+        self._swap_into_place()
+        return meta
+
+    def _close_part(self) -> None:
+        """Write the buffered rows and close the part file being written."""
         self._flush_rows()
         if self._part_writer is not None:
             self._part_writer.close()
             self._part_writer = None
-        self._finalize_rows()
+
+    def _write_issues_and_files(self) -> None:
+        """Finish quarantine.parquet (empty when nothing was quarantined) and write the
+        inventory as it stands."""
         self._flush_issues()
         if self._issue_writer is None:
             pq.write_table(QUARANTINE_SCHEMA.empty_table(), self.staging / QUARANTINE_FILE)
         else:
             self._issue_writer.close()
+            self._issue_writer = None
         files = pa.Table.from_pylist(self.files, schema=FILES_SCHEMA)
         pq.write_table(files, self.staging / FILES_FILE, **_COMPRESSION)
-        meta = build_meta(self.files)
-        (self.staging / META_FILE).write_text(meta.model_dump_json(indent=2) + "\n")
-        self._swap_into_place()
-        return meta
 
     def abort(self) -> None:
         """Throw away everything written so far."""

@@ -16,6 +16,7 @@ shard reads it.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import heapq
 import re
 from collections.abc import Callable, Sequence
@@ -194,8 +195,6 @@ def owned_files(bundle: Bundle, shard: Shard) -> list[str]:
 
 def case_digest(case: Case) -> str:
     """Identity of one ingest of a case: the sha256 of its ``case.json``."""
-    import hashlib
-
     return hashlib.sha256((case.path / META_FILE).read_bytes()).hexdigest()
 
 

@@ -255,18 +255,19 @@ class CloudLoggingReader:
         for row in _csv_records(reader):
             start_line = previous_end + 1
             previous_end = reader.line_num
+            offset = (
+                int(line_starts[start_line - 1]) + skip
+                if start_line - 1 < len(line_starts)
+                else len(data)
+            )
             if isinstance(row, csv.Error):
                 # A field over csv.field_size_limit(): the reader skips the rest of that line.
                 if header is None:
                     ctx.file_issue(f"CSV header cannot be parsed ({row})", line=start_line)
                     continue
                 ctx.counts.records += 1
-                at = (
-                    int(line_starts[start_line - 1]) + skip
-                    if start_line - 1 < len(line_starts)
-                    else len(data)
-                )
-                ctx.drop(start_line, at, f"CSV record cannot be parsed ({row})", data[at:][:4096])
+                reason = f"CSV record cannot be parsed ({row})"
+                ctx.drop(start_line, offset, reason, data[offset:][:4096])
                 continue
             if header is None:
                 header = row
@@ -274,11 +275,6 @@ class CloudLoggingReader:
                     ctx.file_issue("CSV header has no 'timestamp' column: rows get no time", line=1)
                 continue
             ctx.counts.records += 1
-            offset = (
-                int(line_starts[start_line - 1]) + skip
-                if start_line - 1 < len(line_starts)
-                else len(data)
-            )
             if not any(cell.strip() for cell in row):
                 ctx.counts.blank += 1
                 continue
