@@ -38,6 +38,7 @@ from analyzer.ingest.detect import reader_named
 from analyzer.ingest.pipeline import NullProgress, Progress
 from analyzer.ingest.timestamps import check_tz
 from analyzer.ingest.workers import default_jobs
+from analyzer.replay.corpus import Score
 from analyzer.replay.run import Outcome
 from analyzer.signatures.catalog import Catalogue, Problem
 from analyzer.signatures.catalog import load as load_catalogue
@@ -739,6 +740,28 @@ def replay(
             if outcome.got is not None:
                 write_expected(outcome.spec.path, accepted(outcome))
     return outcomes
+
+
+def accuracy(
+    corpus: str | Path, *, work: str | Path | None = None, jobs: int | None = None
+) -> list[Score]:
+    """Analyze every excerpt of a real-log corpus (``fixtures/real``) and score each verdict
+    against its expected.toml (first-error line, class, culprit, invented hosts, honest
+    unknowns) and the naive baseline.
+
+    Raises:
+        UsageError: the folder holds no excerpt, or an excerpt is invalid.
+    """
+    import tempfile
+
+    from analyzer.replay.accuracy import run as run_corpus
+    from analyzer.replay.corpus import find_excerpts
+
+    excerpts = find_excerpts(Path(corpus))
+    if work is None:
+        with tempfile.TemporaryDirectory(prefix="culprit-accuracy-") as scratch:
+            return run_corpus(excerpts, Path(scratch), jobs=jobs)
+    return run_corpus(excerpts, Path(work), jobs=jobs)
 
 
 # -- handoff bundles --------------------------------------------------------------------------

@@ -663,6 +663,64 @@ def replay_(
         raise typer.Exit(EXIT_FAILED)
 
 
+@app.command("accuracy")
+def accuracy_(
+    corpus: Annotated[
+        Path, typer.Argument(help="A real-log corpus: folders of excerpt + source + expected.")
+    ] = Path("fixtures/real"),
+    floor: Annotated[
+        Path | None,
+        typer.Option(help="Exit 1 when a score is below this floor (default: CORPUS/floor.toml)."),
+    ] = None,
+    misses: Annotated[
+        bool, typer.Option("--misses", help="List every excerpt and score that missed.")
+    ] = False,
+    markdown: Annotated[
+        Path | None, typer.Option(help="Also write the tables as Markdown to this file.")
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option(help="Parallel analyses (default: one per core).")
+    ] = None,
+    work: Annotated[
+        Path | None, typer.Option(help="Keep each excerpt's case and reports in this directory.")
+    ] = None,
+) -> None:
+    """Score the verdicts on published incident logs (fixtures/real) by platform and failure
+    class, beside the naive baseline (the first line with an error keyword).
+
+    Example: culprit accuracy fixtures/real --misses
+    """
+    from rich.table import Table
+
+    from analyzer import api
+    from analyzer.replay import accuracy
+    from analyzer.replay import corpus as corpus_mod
+
+    floor_file = floor if floor is not None else corpus / "floor.toml"
+    limits = _run(lambda: corpus_mod.read_floor(floor_file)) if floor_file.is_file() else None
+    scores = _run(lambda: api.accuracy(corpus, work=work, jobs=jobs))
+    console = _console()
+    for key, rows in accuracy.tables(scores).items():
+        table = Table(title=f"culprit accuracy by {key}" if key != "total" else "all excerpts")
+        table.add_column(key)
+        for name, _ in accuracy.COLUMNS:
+            table.add_column(name, justify="right")
+        for row in rows:
+            table.add_row(row.group, *accuracy.cells(row))
+        console.print(table)
+    if misses:
+        for line in accuracy.misses(scores):
+            console.print(line, markup=False)
+    if markdown is not None:
+        markdown.write_text(accuracy.markdown(scores), encoding="utf-8")
+    if limits is not None:
+        problems = corpus_mod.below_floor(corpus_mod.tally("all", scores), limits)
+        for problem in problems:
+            console.print(f"below the floor ({floor_file}): {problem}", markup=False)
+        if problems:
+            raise typer.Exit(EXIT_FAILED)
+
+
 def _brief(attempt: Any) -> str:
     if attempt is None:
         return "–"

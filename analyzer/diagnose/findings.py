@@ -15,7 +15,10 @@ from pydantic import BaseModel, ConfigDict
 SCHEMA_VERSION: Final = "culprit-findings/1"
 
 Confidence = Literal["HIGH", "MEDIUM", "LOW"]
-CulpritKind = Literal["host", "program", "infrastructure", "undetermined"]
+#: ``subject``: a task, rank, pod, node or address that the rows name as the one at fault
+#: but that no row of the case ties to a host (the name is the culprit, as written).
+CulpritKind = Literal["host", "program", "infrastructure", "subject", "undetermined"]
+SubjectKind = Literal["task", "worker", "rank", "pod", "node", "host", "ip"]
 Basis = Literal["observed", "inferred"]
 
 
@@ -24,11 +27,16 @@ class _Model(BaseModel):
 
 
 class Citation(_Model):
-    """One input row: its bundle-relative path, 1-based line and the case's row id."""
+    """One input row: its bundle-relative path, 1-based line and the case's row id.
+
+    For a record folded from several lines (a traceback), ``line`` is the physical line that
+    states what the signature matched and ``record_line`` the record's first line (None when
+    they are the same line)."""
 
     path: str
     line: int
     row_id: int
+    record_line: int | None = None
 
 
 class EvidenceRow(_Model):
@@ -62,6 +70,13 @@ class FirstError(_Model):
     message: str
 
 
+class NamedSubject(_Model):
+    """The subject a row names as the one at fault, as the row writes it."""
+
+    kind: SubjectKind
+    name: str
+
+
 class Culprit(_Model):
     kind: CulpritKind
     #: The canonical host (node name where known) for ``host`` and single-node
@@ -74,6 +89,9 @@ class Culprit(_Model):
     evidence: list[Citation]
     #: How many distinct hosts' rows name the culprit, e.g. "named by 63 of 64 hosts".
     support: str | None = None
+    #: The task, worker, rank, pod, node, host or address the cited rows name (a host
+    #: culprit's own name when it is the writer of the first error).
+    named: NamedSubject | None = None
 
 
 class Coverage(_Model):
@@ -96,6 +114,9 @@ class Verdict(_Model):
     boundary: str
     hosts: int
     failure_mode: str
+    #: The coarse class of the failure mode ("accelerator-oom", "preemption", …; "unknown"
+    #: when no cause is named): the words of ``fixtures/real`` and its score.
+    failure_class: str
     summary: str
     confidence: Confidence
     confidence_reason: str

@@ -10,6 +10,12 @@ the larger skew measured between hosts), so the earliest candidate does not deci
 3. among those, the highest signature precedence wins, then the earlier time, then the
    row's position in the case;
 4. on the winning row, the signature with the highest precedence names the error.
+
+Rows with no time at all (a pasted traceback, ``print`` output, a file whose lines carry no
+stamp) still have an order: their position in their file. When no candidate of the role has a
+time, each file's first candidate row (by position) stands for that file, and among those the
+highest precedence wins, then the earlier file. A file's position order is as good a clock as
+one host's stamps: what a program wrote first, it did first.
 """
 
 from __future__ import annotations
@@ -37,9 +43,10 @@ def pick(evidence: pl.DataFrame, role: str, tolerance_ns: int) -> Winner | None:
     """
     if "rank_ts" not in evidence.columns:
         evidence = evidence.with_columns(pl.col("ts").alias("rank_ts"))
-    candidates = evidence.filter((pl.col("role") == role) & pl.col("rank_ts").is_not_null())
+    of_role = evidence.filter(pl.col("role") == role)
+    candidates = of_role.filter(pl.col("rank_ts").is_not_null())
     if candidates.height == 0:
-        return None
+        return _by_position(of_role)
     earliest = candidates["rank_ts"].min()
     window = candidates.filter(
         pl.col("rank_ts") <= pl.lit(earliest) + pl.duration(nanoseconds=tolerance_ns)
@@ -64,4 +71,29 @@ def pick(evidence: pl.DataFrame, role: str, tolerance_ns: int) -> Winner | None:
     rivals = on_rows.filter(
         (pl.col("row_id") != best["row_id"]) & pl.col("host").ne_missing(best["host"])
     )
+    return Winner(row=best, rivals=rivals, candidates=candidates["row_id"].n_unique())
+
+
+def _by_position(candidates: pl.DataFrame) -> Winner | None:
+    """The first error among candidates that have no time: each file's first row (row ids
+    follow the file's lines), then the highest precedence, then the earlier file."""
+    if candidates.height == 0:
+        return None
+    first_rows = (
+        candidates.sort("row_id")
+        .group_by("file_id", maintain_order=True)
+        .agg(pl.col("row_id").first())
+        .get_column("row_id")
+    )
+    on_rows = candidates.filter(pl.col("row_id").is_in(first_rows.implode()))
+    ranked = on_rows.with_columns(
+        pl.col("precedence").max().over("row_id").alias("_row_precedence")
+    ).sort(
+        ["_row_precedence", "row_id", "precedence", "signature"],
+        descending=[True, False, True, False],
+    )
+    best = ranked.row(0, named=True)
+    best.pop("_row_precedence")
+    best.pop("rank_ts", None)
+    rivals = on_rows.filter(pl.col("file_id") != best["file_id"])
     return Winner(row=best, rivals=rivals, candidates=candidates["row_id"].n_unique())

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Final
 
 from analyzer.signatures.catalog import KNOWLEDGE_DIR
+from analyzer.signatures.classes import UNKNOWN
 from analyzer.signatures.lint import front_matter
 
 _SECTION: Final = re.compile(r"^## (?P<name>.+?)\s*$")
@@ -21,6 +22,8 @@ class Page:
     title: str
     #: The failure modes the page explains (snake_case); the first is the page's own.
     modes: tuple[str, ...]
+    #: The page's failure class (:mod:`analyzer.signatures.classes`).
+    failure_class: str
     next_steps: tuple[str, ...]
     verify: tuple[str, ...]
 
@@ -62,6 +65,7 @@ def read_page(path: Path) -> Page:
         id=path.stem,
         title=str(meta.get("title", path.stem)),
         modes=tuple(str(m) for m in modes) if isinstance(modes, list) else (),
+        failure_class=str(meta.get("class", UNKNOWN)),
         next_steps=_items(sections.get("What to do next", [])),
         verify=_items(sections.get("How to verify", [])),
     )
@@ -81,4 +85,4 @@ def pages(folder: Path = KNOWLEDGE_DIR) -> dict[str, Page]:
 
 def page(page_id: str) -> Page:
     """The page ``page_id``, or a bare one named after it when the page is missing."""
-    return pages().get(page_id) or Page(page_id, page_id, (), (), ())
+    return pages().get(page_id) or Page(page_id, page_id, (), UNKNOWN, (), ())

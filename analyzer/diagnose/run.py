@@ -22,9 +22,11 @@ from analyzer.diagnose.findings import (
     EvidenceRow,
     Findings,
     FirstError,
+    NamedSubject,
     Statement,
     Verdict,
 )
+from analyzer.diagnose.locate import cited_line
 from analyzer.diagnose.verdict import WORKLOAD_SOURCES, Claim, Context, VerdictDraft, decide
 from analyzer.signatures.catalog import Catalogue
 from analyzer.signatures.matching import catalogue_digest
@@ -74,7 +76,7 @@ def diagnose(
     ]
     daemon = _daemon_activity(data)
     extra = daemon["last_row"].to_list()
-    quoted = _quote(data, drafts, redact or (lambda text: text), extra)
+    quoted = _quote(data, drafts, redact or (lambda text: text), extra, catalogue)
     verdicts = [_verdict(draft, quoted, data) for draft in drafts]
     return Findings(
         tool_version=__version__,
@@ -138,14 +140,25 @@ def _quote(
     drafts: list[VerdictDraft],
     redact: Callable[[str], str],
     extra: list[int],
+    catalogue: Catalogue,
 ) -> dict[int, EvidenceRow]:
-    """Every cited row, read once: path, line, time, host, message (redacted)."""
+    """Every cited row, read once: path, line (the physical line that states the matched
+    signature, :mod:`analyzer.diagnose.locate`), time, host, message (redacted)."""
     ids = sorted(_cited_ids(drafts) | set(extra))
     if not ids:
         return {}
     rows = (
         data.rows()
-        .select("row_id", "file_id", "line", "ts", pl.col("host").cast(pl.String), "message")
+        .select(
+            "row_id",
+            "file_id",
+            "line",
+            "ts",
+            pl.col("host").cast(pl.String),
+            pl.col("reader").cast(pl.String),
+            "extra",
+            "message",
+        )
         .filter(pl.col("row_id").is_in(ids))
         .collect()
         .join(data.files.select("file_id", "path"), on="file_id", how="left")
@@ -157,10 +170,25 @@ def _quote(
         .agg(pl.col("signature").first(), pl.col("role").first())
     )
     rows = rows.join(signatures, on="row_id", how="left")
+    by_code = {s.code: s for s in catalogue.signatures}
     quoted = {}
     for row in rows.iter_rows(named=True):
+        first_line = int(row["line"])
+        line = cited_line(
+            first_line,
+            row["reader"],
+            row["extra"],
+            str(row["message"]),
+            by_code.get(str(row["signature"])) if row["signature"] else None,
+        )
+        citation = Citation(
+            path=str(row["path"]),
+            line=line,
+            row_id=row["row_id"],
+            record_line=first_line if line != first_line else None,
+        )
         quoted[int(row["row_id"])] = EvidenceRow(
-            citation=Citation(path=str(row["path"]), line=int(row["line"]), row_id=row["row_id"]),
+            citation=citation,
             ts=row["ts"],
             host=row["host"],
             signature=row["signature"],
@@ -226,6 +254,7 @@ def _verdict(draft: VerdictDraft, quoted: dict[int, EvidenceRow], data: CaseData
         boundary=draft.attempt.boundary,
         hosts=draft.attempt.hosts,
         failure_mode=draft.failure_mode,
+        failure_class=draft.failure_class,
         summary=draft.summary,
         confidence=draft.confidence,
         confidence_reason=draft.confidence_reason,
@@ -237,6 +266,11 @@ def _verdict(draft: VerdictDraft, quoted: dict[int, EvidenceRow], data: CaseData
             subject=culprit.subject,
             evidence=_citations(culprit.row_ids, quoted),
             support=culprit.support,
+            named=(
+                None
+                if culprit.named is None
+                else NamedSubject(kind=culprit.named[0], name=culprit.named[1])
+            ),
         ),
         statements=[_statement(c, quoted) for c in draft.claims],
         conflicts=[_statement(c, quoted) for c in draft.conflicts],

@@ -3,11 +3,13 @@ IP or instance ID, resolved through the case's host map (never guessed)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
 from typing import Final
 
+from analyzer.diagnose.findings import SubjectKind
 from analyzer.hosts import HostMap
 
 #: ``/job:jax_worker/replica:0/task:7``, ``task:7``, ``task 7``, ``process 7``.
@@ -15,6 +17,28 @@ _TASK: Final = re.compile(r"(?:^|/|\b)(?:task|process)[:= ]?(?P<n>\d+)\b")
 _NUMBER: Final = re.compile(r"^\d+$")
 #: Capture groups whose bare number is a JAX task / process index.
 _TASK_GROUPS: Final = frozenset({"task", "process", "process_id", "task_id", "first_task"})
+
+
+#: An IPv4 address, with a port or not.
+_IP: Final = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?$")
+#: Capture groups whose value is a rank (Ascend/NCCL ranks, a torchrun rank).
+_RANK_GROUPS: Final = frozenset(
+    {"rank", "remote_rank", "unconnected_ranks", "src_rank", "dst_rank"}
+)
+#: Capture groups whose value names a pod, a node or a TPU worker.
+_KIND_OF_GROUP: Final = {"pod": "pod", "node": "node", "worker": "worker"}
+
+
+def kind_of(name: str, group: str) -> SubjectKind:
+    """What kind of subject a captured ``name`` is: a task (``/job:…/task:7``, a task
+    group), a rank, a worker, an IP address, a pod, a node, else a host name."""
+    if _TASK.search(name) or (group in _TASK_GROUPS and _NUMBER.match(name)):
+        return "task"
+    if group in _RANK_GROUPS:
+        return "rank"
+    if _IP.match(name):
+        return "ip"
+    return _KIND_OF_GROUP.get(group, "host")  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -25,6 +49,7 @@ class Subject:
     host: str | None
     #: How the name was resolved ("task 7 of llm-pretrain (attempt 0)", "pod hostname", …).
     how: str
+    kind: SubjectKind = "host"
 
 
 def capture_value(captures: str, group: str) -> str | None:
@@ -43,7 +68,12 @@ def resolve(
 ) -> list[Subject]:
     """The subjects a captured ``value`` names (a list for comma-separated names)."""
     names = [v.strip() for v in value.split(",") if v.strip()] if "," in value else [value]
-    return [_one(name, group, host_map, workload, attempt) for name in names]
+    return [
+        dataclasses.replace(
+            _one(name, group, host_map, workload, attempt), kind=kind_of(name, group)
+        )
+        for name in names
+    ]
 
 
 def _one(

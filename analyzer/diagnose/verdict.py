@@ -23,9 +23,10 @@ import polars as pl
 from analyzer.diagnose import first_error, skew, subjects
 from analyzer.diagnose.attempts import Attempt
 from analyzer.diagnose.evidence import CaseData
-from analyzer.diagnose.findings import Confidence, CulpritKind
+from analyzer.diagnose.findings import Confidence, CulpritKind, SubjectKind
 from analyzer.diagnose.knowledge import page
 from analyzer.hosts import HostMap
+from analyzer.signatures.classes import UNKNOWN
 
 #: Sources whose rows are the workload's own output (a silent host stops writing them; its
 #: node journal and the control plane go on).
@@ -53,6 +54,8 @@ class CulpritDraft:
     host: str | None = None
     row_ids: list[int] = field(default_factory=list)
     support: str | None = None
+    #: (kind, name) of the subject the cited rows name, as they write it.
+    named: tuple[SubjectKind, str] | None = None
 
 
 @dataclass
@@ -61,6 +64,7 @@ class VerdictDraft:
 
     attempt: Attempt
     failure_mode: str
+    failure_class: str
     summary: str
     confidence: Confidence
     confidence_reason: str
@@ -143,6 +147,7 @@ def decide(context: Context) -> VerdictDraft:
     return VerdictDraft(
         attempt=context.attempt,
         failure_mode=knowledge.failure_mode,
+        failure_class=knowledge.failure_class,
         summary=summary,
         confidence=confidence,
         confidence_reason=reason,
@@ -363,8 +368,12 @@ def _program_culprit(context: Context, row: dict[str, object]) -> tuple[CulpritD
     row_id = int(str(row["row_id"]))
     claims: list[Claim] = []
     same = context.evidence.filter(pl.col("signature") == row["signature"])
-    hosts = same["host"].n_unique()
-    support = f"reported by {hosts} of {context.attempt.hosts} hosts"
+    hosts = same["host"].drop_nulls().n_unique()
+    support = (
+        f"reported by {hosts} of {context.attempt.hosts} hosts"
+        if context.attempt.hosts
+        else "the rows name no host"
+    )
     claims.append(
         Claim(
             f"{row['signature']} is program-scoped: the program itself fails ({support}), "
@@ -393,17 +402,24 @@ def _culprit(
     kind: CulpritKind = "infrastructure" if scope == "infrastructure" else "host"
     host: str | None = None
     cited = [row_id]
+    unmapped: list[subjects.Subject] = []
+    named_subject: tuple[SubjectKind, str] | None = None
     if rule == "emitter" and row["host"] is not None:
         host = str(row["host"])
         claims.append(
             Claim(f"The row was written by {host} about itself.", "observed", None, [row_id])
         )
+    elif rule == "emitter":
+        writer = _writer(row)
+        if writer is not None:
+            unmapped.append(writer)
     elif rule.startswith("capture:"):
         named = _subjects_of(context, row)
         found = [s for s in named if s.host is not None]
         if found:
             subject = found[0]
             host = subject.host
+            named_subject = (subject.kind, subject.name)
             proof = _alias_rows(context.host_map, str(host), subject.name)
             cited += proof
             claims.append(
@@ -415,16 +431,8 @@ def _culprit(
                     [row_id, *proof],
                 )
             )
-        elif named:
-            names = ", ".join(repr(s.name) for s in named)
-            claims.append(
-                Claim(
-                    f"The row names {names}, which no row of the case ties to a host.",
-                    "observed",
-                    None,
-                    [row_id],
-                )
-            )
+        else:
+            unmapped += named
     if host is None and votes.height:
         top = votes.row(0, named=True)
         host = str(top["host"])
@@ -439,6 +447,11 @@ def _culprit(
                 ids,
             )
         )
+    if host is None and unmapped:
+        return _named_subject(context, row, unmapped, cited), [
+            *claims,
+            _unmapped_claim(unmapped, row_id),
+        ]
     if host is None:
         silent = _silent_first(context)
         if silent is not None:
@@ -472,7 +485,44 @@ def _culprit(
         claims.append(Claim(silent[2], "inferred", "silent-first", silent[1]))
     claims += _corroboration(context, host, row_id)
     blamed = f"node {host}" if kind == "infrastructure" else f"host {host}"
-    return CulpritDraft(kind, blamed, host, cited, support), claims
+    return CulpritDraft(kind, blamed, host, cited, support, named_subject), claims
+
+
+def _writer(row: dict[str, object]) -> subjects.Subject | None:
+    """The subject that wrote a row without a host: its rank (a ``[rank3]:`` prefix, a
+    ModelArts worker index) or its pod."""
+    if row.get("worker") is not None:
+        return subjects.Subject(str(row["worker"]), None, "the row's writer", "rank")
+    if row.get("pod") is not None:
+        return subjects.Subject(str(row["pod"]), None, "the row's writer", "pod")
+    return None
+
+
+def _named_subject(
+    context: Context,
+    row: dict[str, object],
+    unmapped: list[subjects.Subject],
+    cited: list[int],
+) -> CulpritDraft:
+    """The culprit when the first error names its subject (or was written by one) and no row
+    of the case ties that subject to a host: the subject itself, as the row writes it."""
+    first = unmapped[0]
+    words = {"task": "task", "worker": "worker", "rank": "rank", "pod": "pod", "node": "node"}
+    label = words.get(first.kind, "host" if first.kind == "host" else "address")
+    subject = f"{label} {first.name}"
+    if len(unmapped) > 1:
+        subject += f" (and {len(unmapped) - 1} more named on the same row)"
+    kind: CulpritKind = "subject"
+    return CulpritDraft(kind, subject, None, cited, None, (first.kind, first.name))
+
+
+def _unmapped_claim(unmapped: list[subjects.Subject], row_id: int) -> Claim:
+    names = ", ".join(f"{s.kind} {s.name!r}" for s in unmapped)
+    if unmapped[0].how == "the row's writer":
+        text = f"The row was written by {names}; no row of the case ties it to a host."
+    else:
+        text = f"The row names {names} as the one at fault; no row of the case ties it to a host."
+    return Claim(text, "observed", None, [row_id])
 
 
 def _silent_first(context: Context) -> tuple[str, list[int], str] | None:
@@ -512,7 +562,8 @@ def _corroboration(context: Context, host: str, winner_id: int) -> list[Claim]:
 def _conflicts(culprit: CulpritDraft, votes: pl.DataFrame) -> list[Claim]:
     if culprit.kind in ("program", "undetermined"):
         return []
-    votes = votes.filter(pl.col("host") != culprit.host)
+    if culprit.host is not None:
+        votes = votes.filter(pl.col("host") != culprit.host)
     conflicts = []
     for other in votes.head(3).iter_rows(named=True):
         conflicts.append(
@@ -557,6 +608,12 @@ def _confidence(
         return (
             "MEDIUM",
             f"The first error ({row['signature']}) is known, but no row ties it to a host.",
+        )
+    if culprit.kind == "subject":
+        return (
+            "MEDIUM",
+            f"The first error ({row['signature']}) names {culprit.subject}, but no row of the "
+            "case ties that name to a host.",
         )
     precedence = int(str(row["precedence"]))
     if precedence < 0:
@@ -604,6 +661,7 @@ def _undetermined(context: Context) -> VerdictDraft:
     return VerdictDraft(
         attempt=context.attempt,
         failure_mode="undetermined",
+        failure_class=UNKNOWN,
         summary="Cause not determined: no known failure signature matched; see the leads.",
         confidence="LOW",
         confidence_reason=(

@@ -17,7 +17,7 @@ from analyzer.ingest.base import Reader
 from analyzer.ingest.cloud_logging import CloudLoggingReader
 from analyzer.ingest.diagon import DiagonApiReader, DiagonDaemonReader
 from analyzer.ingest.kubelet import KubeletReader
-from analyzer.ingest.lines import looks_binary
+from analyzer.ingest.lines import LineReader, looks_binary
 from analyzer.ingest.modelarts import ModelArtsApiReader, ModelArtsLogReader
 from analyzer.ingest.text import TextReader
 
@@ -30,6 +30,10 @@ READERS: Final[tuple[Reader, ...]] = (
     ModelArtsApiReader(),
     TextReader(),
 )
+
+#: Readers whose rows keep one message line per line of the file: the n-th line of a folded
+#: record's message is the file's line ``line + n`` (citations can point inside a record).
+LINE_READERS: Final = frozenset(r.name for r in READERS if isinstance(r, LineReader))
 
 #: The lowest score that counts as a reader recognizing a file.
 RECOGNIZED: Final = 0.2

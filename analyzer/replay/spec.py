@@ -43,7 +43,7 @@ class ExpectedAttempt(_Model):
     index: int
     failure_mode: str
     first_error: str
-    culprit_kind: Literal["host", "program", "infrastructure", "undetermined"]
+    culprit_kind: Literal["host", "program", "infrastructure", "subject", "undetermined"]
     culprit_host: str | None = None
     must_mention: list[str] = []
 

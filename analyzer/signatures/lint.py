@@ -29,6 +29,7 @@ from analyzer.signatures.catalog import (
     Problem,
     collect,
 )
+from analyzer.signatures.classes import FAILURE_CLASSES
 from analyzer.signatures.dialect import ENGINE_NAMES, UnportableRegex, translate
 from analyzer.signatures.examples import Matcher, example_problems
 
@@ -86,6 +87,9 @@ def knowledge_pages(folder: Path) -> tuple[dict[str, dict[str, object]], list[Pr
             continue
         if meta.get("id") != path.stem:
             problems.append(Problem(str(path), 2, f"id must be the file name {path.stem!r}"))
+        if meta.get("class") not in FAILURE_CLASSES:
+            known = ", ".join(sorted(FAILURE_CLASSES))
+            problems.append(Problem(str(path), None, f"class must be one of: {known}"))
         modes = meta.get("modes", [])
         if not isinstance(modes, list) or not all(
             isinstance(m, str) and _MODE.match(m) for m in modes

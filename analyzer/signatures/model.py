@@ -112,6 +112,10 @@ class Signature(BaseModel):
     precedence: int = Field(default=0, ge=-100, le=100)
     anchors: tuple[Text, ...] = Field(min_length=1)
     regex: Text
+    #: The capture group whose line a citation points at, when the match spans several lines
+    #: of a folded record (a traceback's final exception line); by default the line where the
+    #: match starts.
+    cite: str | None = None
     description: str = ""
     #: Where the literal text comes from (a reference document, an issue, a source file).
     references: tuple[str, ...] = ()
@@ -160,6 +164,8 @@ class Signature(BaseModel):
             raise ValueError("a capture group name is used twice")
         if self.culprit_group is not None and self.culprit_group not in groups:
             raise ValueError(f"culprit names capture {self.culprit_group!r}, not in the regex")
+        if self.cite is not None and self.cite not in groups:
+            raise ValueError(f"cite names capture {self.cite!r}, not in the regex")
         for example in self.examples:
             unknown = sorted(set(example.captures) - set(groups))
             if unknown:

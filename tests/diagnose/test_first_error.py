@@ -80,8 +80,59 @@ def test_the_most_precise_signature_names_a_row_matched_twice() -> None:
     assert winner is not None and winner.row["signature"] == "XLA-HBM"
 
 
-def test_rows_without_a_time_are_not_candidates() -> None:
-    evidence = _evidence([(1, "a", "HW", 0.0, 10, "root")]).with_columns(
-        pl.lit(None, dtype=pl.Datetime("ns", "UTC")).alias("ts")
+def _untimed(rows: list[tuple[int, int, str, int, str]]) -> pl.DataFrame:
+    """(row_id, file_id, signature, precedence, role) per match, none of them with a time."""
+    return pl.DataFrame(
+        [
+            {
+                "row_id": row_id,
+                "file_id": file_id,
+                "host": None,
+                "signature": signature,
+                "ts": None,
+                "precedence": precedence,
+                "role": role,
+            }
+            for row_id, file_id, signature, precedence, role in rows
+        ],
+        schema_overrides={
+            "ts": pl.Datetime("ns", "UTC"),
+            "precedence": pl.Int32,
+            "host": pl.String,
+            "file_id": pl.Int32,
+        },
     )
-    assert pick(evidence, "root", 2 * SECOND) is None
+
+
+def test_rows_without_a_time_are_ordered_by_their_position_in_the_file() -> None:
+    # A pasted log: a generic traceback at row 3 comes before a specific error at row 7 of
+    # the same file; position is that file's clock, so the earlier row wins.
+    evidence = _untimed([(7, 1, "HBM", 10, "root"), (3, 1, "TB", -50, "root")])
+    winner = pick(evidence, "root", 2 * SECOND)
+    assert winner is not None
+    assert winner.row["row_id"] == 3
+    assert winner.candidates == 2
+
+
+def test_untimed_files_are_not_ordered_against_each_other_precedence_decides() -> None:
+    evidence = _untimed(
+        [(1, 1, "TB", -50, "root"), (9, 1, "TB", -50, "root"), (5, 2, "HBM", 10, "root")]
+    )
+    winner = pick(evidence, "root", 2 * SECOND)
+    assert winner is not None
+    assert winner.row["row_id"] == 5
+    assert winner.rivals["row_id"].to_list() == [1]
+
+
+def test_a_timed_candidate_goes_before_untimed_ones() -> None:
+    timed = _evidence([(20, "a", "HW", 0.0, 0, "root")]).with_columns(
+        pl.lit(2, dtype=pl.Int32).alias("file_id")
+    )
+    evidence = pl.concat([_untimed([(1, 1, "HBM", 10, "root")]), timed], how="diagonal_relaxed")
+    winner = pick(evidence, "root", 2 * SECOND)
+    assert winner is not None
+    assert winner.row["row_id"] == 20
+
+
+def test_untimed_rows_of_another_role_are_not_candidates() -> None:
+    assert pick(_untimed([(1, 1, "HB", 0, "secondary")]), "root", 2 * SECOND) is None

@@ -49,7 +49,8 @@ def check_against_truth(made: Generated, out: Path) -> Findings:
 
 
 def check_citations(case: Path, findings: Findings) -> None:
-    """Every quoted row is the row its citation names, quoted verbatim (after redaction)."""
+    """Every quoted row is the row its citation names, quoted verbatim (after redaction), and
+    a citation inside a folded record points at one of the record's lines."""
     quoted = [row for v in findings.attempts for row in v.evidence + v.timeline + v.leads]
     assert quoted
     ids = sorted({row.citation.row_id for row in quoted})
@@ -64,7 +65,12 @@ def check_citations(case: Path, findings: Findings) -> None:
     rows = {r["row_id"]: r for r in table.iter_rows(named=True)}
     for row in quoted:
         actual = rows[row.citation.row_id]
-        assert (actual["path"], actual["line"]) == (row.citation.path, row.citation.line)
+        # A folded record is cited at the line inside it that states the match; its first
+        # line is the row's own line.
+        first_line = row.citation.record_line or row.citation.line
+        assert (actual["path"], actual["line"]) == (row.citation.path, first_line)
+        assert first_line <= row.citation.line <= first_line + actual["message"].count("\n")
+        assert (row.citation.record_line is None) == (row.citation.line == actual["line"])
         assert row.message == redact(actual["message"])
 
 

@@ -53,7 +53,8 @@ def test_every_page_has_the_sections_and_links_resolve() -> None:
 def test_a_failure_mode_belongs_to_one_page(tmp_path: Path) -> None:
     for page, modes in (("first", '["tpu_hw_fatal"]'), ("second", '["tpu_hw_fatal", "Bad"]')):
         (tmp_path / f"{page}.md").write_text(
-            f'+++\nid = "{page}"\ntitle = "t"\nsignatures = []\nmodes = {modes}\n+++\n',
+            f'+++\nid = "{page}"\ntitle = "t"\nsignatures = []\nmodes = {modes}\n'
+            'class = "accelerator-hardware"\n+++\n',
             encoding="utf-8",
         )
     pages, problems = knowledge_pages(tmp_path)
@@ -61,8 +62,20 @@ def test_a_failure_mode_belongs_to_one_page(tmp_path: Path) -> None:
     assert page_of_mode(pages, "tpu_hw_fatal") == "first"
     assert page_of_mode(pages, "nothing") is None
     (tmp_path / "second.md").write_text(
-        '+++\nid = "second"\ntitle = "t"\nsignatures = []\nmodes = ["tpu_hw_fatal"]\n+++\n',
+        '+++\nid = "second"\ntitle = "t"\nsignatures = []\nmodes = ["tpu_hw_fatal"]\nclass = "unknown"\n+++\n',
         encoding="utf-8",
     )
     _, problems = knowledge_pages(tmp_path)
     assert [p.message for p in problems] == ["mode 'tpu_hw_fatal' is already the mode of first.md"]
+
+
+def test_a_page_belongs_to_a_known_failure_class(tmp_path: Path) -> None:
+    for page, failure_class in (("known", "preemption"), ("made-up", "bad-luck")):
+        (tmp_path / f"{page}.md").write_text(
+            f'+++\nid = "{page}"\ntitle = "t"\nmodes = []\nclass = "{failure_class}"\n+++\n',
+            encoding="utf-8",
+        )
+    _, problems = knowledge_pages(tmp_path)
+    assert [(Path(p.path).name, p.message.split(":")[0]) for p in problems] == [
+        ("made-up.md", "class must be one of")
+    ]

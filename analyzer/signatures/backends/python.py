@@ -49,6 +49,17 @@ def _compiled(pattern: str) -> regex.Pattern[str]:
     return regex.compile(translate(pattern, "python"), FLAGS)
 
 
+def match_start(pattern: str, message: str, group: str | None = None) -> int | None:
+    """Where in ``message`` the leftmost match of ``pattern`` starts (or, with ``group``,
+    where that capture group starts when it took part); None when nothing matches."""
+    hit = _compiled(pattern).search(message)
+    if hit is None:
+        return None
+    if group is not None and hit.start(group) >= 0:
+        return int(hit.start(group))
+    return int(hit.start())
+
+
 def _anchors(signature: Compiled) -> tuple[str, ...]:
     """The anchors as a message is searched for them: ASCII-lower-cased for a
     case-insensitive signature."""
