@@ -81,6 +81,8 @@ _SEVERITY_ALIASES: Final[dict[str, str]] = {
     "INFORMATION": "INFO",
     "EVENT": "INFO",
     "WARN": "WARNING",
+    # Kubernetes event types.
+    "NORMAL": "INFO",
     "ERR": "ERROR",
     "EXCEPTION": "ERROR",
     "SEVERE": "ERROR",

@@ -16,6 +16,7 @@ import polars as pl
 from analyzer.case.layout import FILES_FILE, HOSTS_FILE, MATCHES_FILE
 from analyzer.case.store import Case
 from analyzer.hosts import HOSTS_SCHEMA, HostMap
+from analyzer.schema import empty_rows
 from analyzer.signatures.catalog import Catalogue
 
 #: Row columns the diagnosis reads for every row of the case (no message).
@@ -46,7 +47,12 @@ class CaseData:
     files: pl.DataFrame
 
     def rows(self) -> pl.LazyFrame:
-        """The case's rows (lazy; select only what you need)."""
+        """The case's rows (lazy; select only what you need); none at all for a case whose
+        every input line was quarantined."""
+        if not self.case.has_rows():
+            frame = pl.from_arrow(empty_rows())
+            assert isinstance(frame, pl.DataFrame)
+            return frame.lazy()
         return pl.scan_parquet(self.case.rows_glob)
 
     def activity(self) -> pl.LazyFrame:

@@ -277,11 +277,16 @@ def _ordering_claim(context: Context, winner: first_error.Winner, role: str) -> 
 
 
 def _subjects_of(context: Context, row: dict[str, object]) -> list[subjects.Subject]:
+    """The subjects a row names under its signature's culprit rule: a capture group's value,
+    or for the ``pod`` rule the pod the row is about."""
     rule = str(row["rule"])
-    if not rule.startswith("capture:"):
+    if rule == "pod":
+        group, value = "pod", _str(row.get("pod"))
+    elif rule.startswith("capture:"):
+        group = rule.split(":", 1)[1]
+        value = subjects.capture_value(str(row["captures"]), group)
+    else:
         return []
-    group = rule.split(":", 1)[1]
-    value = subjects.capture_value(str(row["captures"]), group)
     if value is None:
         return []
     return subjects.resolve(
@@ -413,7 +418,7 @@ def _culprit(
         writer = _writer(row)
         if writer is not None:
             unmapped.append(writer)
-    elif rule.startswith("capture:"):
+    elif rule.startswith("capture:") or rule == "pod":
         named = _subjects_of(context, row)
         found = [s for s in named if s.host is not None]
         if found:

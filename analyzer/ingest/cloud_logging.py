@@ -185,6 +185,20 @@ _CONTAINER_TYPES: Final = ("k8s_container", "container")
 _EMPTY_ARRAY: Final = re.compile(rb"\[\s*\]\s*")
 
 
+def _one_entry_per_line(head: bytes) -> bool:
+    """Whether a file that starts with ``{`` holds one entry per line (JSON lines) rather
+    than pretty-printed entries spread over lines (one document, or several one after
+    another as they are pasted): its first line is a whole JSON value, or too long to tell."""
+    first, newline, _ = head.partition(b"\n")
+    if not newline:
+        return True
+    try:
+        json.loads(first)
+    except ValueError:
+        return first.strip() not in (b"{", b"{\r")
+    return True
+
+
 class CloudLoggingReader:
     """Cloud Logging exports (see module docstring)."""
 
@@ -219,8 +233,9 @@ class CloudLoggingReader:
         """Stream the entries of the file as canonical rows."""
         head = content.head(SNIFF_BYTES).removeprefix(BOM).lstrip()
         tz = check_tz(ctx.options.tz)
-        if head[:1] == b"[":
-            for chunk in iter_elements(content, ctx):
+        if head[:1] == b"[" or (head[:1] == b"{" and not _one_entry_per_line(head)):
+            objects = head[:1] == b"{"
+            for chunk in iter_elements(content, ctx, objects=objects):
                 texts = pl.Series("text", chunk.texts, dtype=pl.String)
                 yield from self._rows(texts, chunk.lines, chunk.offsets, ctx, tz, "json_array")
         elif head[:1] == b"{" or not head:

@@ -76,6 +76,41 @@ _JAVA_LEVEL: Final = "TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL|
 ISO_FORMAT: Final = "%Y-%m-%d %H:%M:%S%.f"
 ISO_NORMALIZE: Final = ((",", "."), ("T", " "))
 
+#: An event's age in a kubectl table: ``5m2s``, ``<unknown>``, ``9h (x108 over 18h)``.
+_EVENT_AGE: Final = r"(?:<\w+>|\S+)(?: \(x\d+ \w+ \S+\))?"
+#: Who reported an event: ``default-scheduler``, ``kubelet``, ``kubelet, node-7`` (older
+#: kubectl names the node after the component).
+_EVENT_SOURCE: Final = r"(?P<source>[a-z][\w.-]*)(?:, (?P<host>[\w.-]+))?"
+
+#: Event tables as kubectl prints them (formats.md §7): ``describe``'s ``Type Reason Age From
+#: Message``, ``get events``' ``LAST SEEN TYPE REASON OBJECT MESSAGE`` and the tab-separated
+#: ``FirstSeen LastSeen Count From SubObjectPath Type Reason Message`` of old releases. The
+#: reason is the logger, the type the level (Warning, Normal); ages are relative, so no time.
+KUBECTL_EVENTS: Final[tuple[Grammar, ...]] = (
+    Grammar(
+        "kubectl_describe_event",
+        "kubectl",
+        rf"^\s+(?P<lvl>Normal|Warning)\s+(?P<logger>[A-Z]\w+)\s+{_EVENT_AGE}\s+{_EVENT_SOURCE}\s+",
+        "none",
+        attrs=("source",),
+    ),
+    Grammar(
+        "kubectl_get_event",
+        "kubectl",
+        r"^\S+\s+(?P<lvl>Normal|Warning)\s+(?P<logger>[A-Z]\w+)\s+"
+        r"(?:pod/(?P<pod>\S+)|node/(?P<host>\S+)|[\w.-]+/\S+)\s+",
+        "none",
+    ),
+    Grammar(
+        "kubectl_old_event",
+        "kubectl",
+        r"^\s*\S+\t+\S+\t+\d+\t+(?P<source>[a-z][\w.-]*)(?:, (?P<host>[^\t]+))?\t+[^\t]*\t+"
+        r"(?P<lvl>Normal|Warning)\t+(?P<logger>\w+)\t+",
+        "none",
+        attrs=("source",),
+    ),
+)
+
 #: Tried in this order; the first match wins. Order matters where grammars overlap: the
 #: pre-``InitializeLog`` epoch form of absl must come before the ``MMDD`` form.
 GRAMMARS: Final[tuple[Grammar, ...]] = (
@@ -179,6 +214,7 @@ GRAMMARS: Final[tuple[Grammar, ...]] = (
         "%Y%b %d %H:%M:%S%.f",
         ((r" +", " "),),
     ),
+    *KUBECTL_EVENTS,
 )
 
 # Wrappers other tools add in front of a line; peeled off in this order.
@@ -370,7 +406,7 @@ def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFram
         .otherwise(own_quality)
         .alias("ts_quality"),
         pl.when(wrap_ts.is_not_null()).then(own).alias("payload_ts"),
-        pl.col("pod"),
+        pl.coalesce(group("pod"), pl.col("pod")).alias("pod"),
         pl.col("container"),
         pl.coalesce(group("rank").cast(pl.Int32, strict=False), pl.col("rank")).alias("rank"),
         pl.col("stream"),

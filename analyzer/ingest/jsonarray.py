@@ -3,10 +3,11 @@
 A gcloud export is one JSON array that can be gigabytes long, so it is never loaded whole.
 A vectorized scanner finds the structural characters outside strings (escape-aware, with its
 state carried across blocks), and from them the byte span, line and offset of every top-level
-element; parsing the elements is left to the reader. A top-level object that is not inside an
-array counts as one element, so single documents and concatenated arrays work too. An element
-that never closes (a file cut in half) or grows beyond the size cap is quarantined with the line
-where it started.
+element; parsing the elements is left to the reader. Concatenated arrays work too, and with
+``objects=True`` the stream is a sequence of top-level objects instead (one pretty-printed
+document, or several pasted one after another, commas between them or not): each object is an
+element. An element that never closes (a file cut in half) or grows beyond the size cap is
+quarantined with the line where it started.
 """
 
 from __future__ import annotations
@@ -102,8 +103,11 @@ class ElementChunk:
         return len(self.offsets)
 
 
-def iter_elements(stream: Readable, ctx: ReadContext) -> Iterator[ElementChunk]:
-    """Yield the elements of the JSON arrays in a stream (see module docstring).
+def iter_elements(
+    stream: Readable, ctx: ReadContext, *, objects: bool = False
+) -> Iterator[ElementChunk]:
+    """Yield the elements of the JSON arrays in a stream, or with ``objects`` its top-level
+    objects (see module docstring).
 
     Counts one record per element in ``ctx.counts.records``; anything between elements that
     is not a separator, and elements cut off by the end of the file or larger than the cap,
@@ -113,7 +117,9 @@ def iter_elements(stream: Readable, ctx: ReadContext) -> Iterator[ElementChunk]:
     pending = b""  # unparsed bytes, starting at a point outside any element
     pending_offset = 0
     pending_line = 1
-    depth = 0
+    # Top-level objects are scanned as if inside one array that never closes.
+    outside = 1 if objects else 0
+    depth = outside
     skipping: _Skip | None = None
 
     def position() -> tuple[int, int]:
@@ -185,11 +191,11 @@ def iter_elements(stream: Readable, ctx: ReadContext) -> Iterator[ElementChunk]:
             pending_line + pending[:lead].count(b"\n"),
             pending_offset + lead,
             "JSON element starting here is not closed: the file ends inside it (truncated export?)"
-            if tail_state.depth
+            if tail_state.depth > outside
             else "data after the end of the JSON array",
             text[:4096],
         )
-    elif tail_state.depth:
+    elif tail_state.depth > outside:
         ctx.file_issue(
             "the JSON array is not closed: the file ends early (truncated export?)",
             line=pending_line + pending.count(b"\n"),

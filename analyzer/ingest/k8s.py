@@ -55,3 +55,40 @@ def kubelet_extra(message: pl.Expr) -> list[tuple[str, pl.Expr, Kind]]:
 def pod_parts(pod: pl.Expr) -> pl.Expr:
     """Struct with ``base`` (JobSet + replicated job), ``job`` and ``idx`` of a JobSet pod."""
     return pod.str.extract_groups(POD_NAME)
+
+
+#: ``kubectl describe`` output: a block per object, opened by its ``Name:`` line.
+_DESCRIBE_NAME: Final = r"^Name:\s+([^\s/]+)\s*$"
+#: The node a described pod runs on (``Node: gke-pool-1-abc/10.0.0.7``, or ``Host:`` in
+#: old releases); an unscheduled pod has ``Node: <none>``.
+_DESCRIBE_NODE: Final = r"^(?:Node|Host):\s+([^\s/<][^\s/]*)"
+#: Fields only a pod's description has, and fields only a node's has.
+_POD_FIELDS: Final = r"^(?:Namespace|Node|Host|Image\(s\)|Controlled By|Containers|QoS Class):"
+_NODE_FIELDS: Final = r"^(?:Roles|Taints|Unschedulable|Addresses|Capacity|System Info):"
+
+
+def describe_subjects(lines: pl.LazyFrame) -> pl.LazyFrame:
+    """Fill ``pod`` and ``host`` of the lines of ``kubectl describe pod|node`` output from the
+    block they are in: a pod block names the pod (its ``Name:``) and its node (``Node:``),
+    a node block names the node. Lines outside such blocks, and lines that name their own
+    pod or host, keep theirs. ``lines`` needs ``text``, ``pod``, ``host`` and ``batch_file``
+    (blocks never run from one file into the next)."""
+    text = pl.col("text")
+    block = text.str.contains(_DESCRIBE_NAME).cast(pl.UInt32).cum_sum().over("batch_file")
+    within = ["batch_file", "_block"]
+    marked = lines.with_columns(block.alias("_block")).with_columns(
+        text.str.extract(_DESCRIBE_NAME, 1).first().over(within).alias("_name"),
+        text.str.extract(_DESCRIBE_NODE, 1).drop_nulls().first().over(within).alias("_node"),
+        text.str.contains(_POD_FIELDS).any().over(within).alias("_is_pod"),
+        text.str.contains(_NODE_FIELDS).any().over(within).alias("_is_node"),
+    )
+    in_block = pl.col("_block") > 0
+    is_pod = in_block & pl.col("_is_pod") & pl.col("_name").is_not_null()
+    is_node = in_block & ~pl.col("_is_pod") & pl.col("_is_node") & pl.col("_name").is_not_null()
+    return marked.with_columns(
+        pl.coalesce(pl.col("pod"), pl.when(is_pod).then(pl.col("_name"))).alias("pod"),
+        pl.coalesce(
+            pl.col("host"),
+            pl.when(is_pod).then(pl.col("_node")).when(is_node).then(pl.col("_name")),
+        ).alias("host"),
+    ).drop("_block", "_name", "_node", "_is_pod", "_is_node")

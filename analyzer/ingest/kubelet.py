@@ -81,6 +81,9 @@ _JOURNAL: Final = (
         "epoch",
     ),
 )
+#: The journal forms that carry their own stamp (a line that merely follows a timestamp
+#: wrapper, as kubectl --timestamps writes them, is not a journal line).
+_JOURNAL_STAMPED: Final = tuple(re.compile(g.prefix) for g in _JOURNAL if g.stamp != "none")
 _NODE_IDENTS: Final = re.compile(
     r"\b(?:kubelet|containerd|crio|dockerd|node-problem-detector[\w.-]*|kube-proxy|"
     r"kube-container-runtime-monitor|health-monitor)(?:\[\d+\])?:"
@@ -133,6 +136,11 @@ class KubeletReader(LineReader):
         if klog / len(lines) >= 0.3 or (node and journal >= 0.5):
             bonus = 0.1 if "kubelet" in path.lower() else 0.0
             return min(0.95, 0.65 + 0.2 * max(klog / len(lines), journal) + bonus)
+        stamped = sum(1 for line in lines if any(p.match(line) for p in _JOURNAL_STAMPED))
+        if stamped / len(lines) >= 0.5:
+            # journalctl output of other units (k3s, systemd, the kernel) is still a node's
+            # journal: above the text reader, which reads the same lines as bare syslog.
+            return 0.62 + 0.1 * stamped / len(lines)
         return 0.0
 
     def read(self, content: Content, ctx: ReadContext) -> Iterator[pl.DataFrame]:

@@ -1,7 +1,8 @@
 """The ``text`` reader: container stdout/stderr and plain log files.
 
 Every line is parsed with the common prefix grammars (absl/glog, TF tsl, Python logging,
-log4j, syslog, with ``kubectl`` and CRI wrappers peeled off), multi-line records are folded
+log4j, syslog, kubectl event tables, with ``kubectl`` and CRI wrappers peeled off; the lines
+of ``kubectl describe`` output name the pod or node of their block), multi-line records are folded
 into the row of their header line, and lines nothing recognizes still become rows (with the
 timestamp of the record before them, or none). The reader is also the fallback for files no
 other reader claims, so nothing in a bundle is left unread.
@@ -11,6 +12,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import polars as pl
+
+from analyzer.ingest.k8s import describe_subjects
 from analyzer.ingest.lines import LineReader
 
 
@@ -19,6 +23,10 @@ class TextReader(LineReader):
 
     name: ClassVar[str] = "text"
     source: ClassVar[str] = "text"
+
+    def adjust(self, lines: pl.LazyFrame) -> pl.LazyFrame:
+        """Lines of ``kubectl describe`` output name the pod or node of their block."""
+        return describe_subjects(lines)
 
     def can_batch(self, head: bytes) -> bool:
         """Plain text has no format-specific columns, so files batch freely."""

@@ -43,6 +43,10 @@ FAMILIES: Final[dict[str, str]] = {
     "node": "NODE",
     "ascend": "ASC",
     "modelarts": "MA",
+    "cuda": "CUDA",
+    "torch": "TORCH",
+    "ray": "RAY",
+    "kubernetes": "K8S",
     "diagnostics": "DIAG",
     "noise": "NOISE",
 }
@@ -140,11 +144,11 @@ class Signature(BaseModel):
     @field_validator("culprit")
     @classmethod
     def _culprit_rule(cls, rule: str) -> str:
-        if rule in ("emitter", "none"):
+        if rule in ("emitter", "pod", "none"):
             return rule
         if rule.startswith("capture:") and re.match(GROUP_NAME_PATTERN, rule[8:]):
             return rule
-        raise ValueError("culprit is 'emitter', 'none' or 'capture:<group>'")
+        raise ValueError("culprit is 'emitter', 'pod', 'none' or 'capture:<group>'")
 
     @field_validator("regex")
     @classmethod

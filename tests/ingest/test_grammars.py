@@ -173,8 +173,104 @@ def test_every_grammar_has_a_positive_case_above() -> None:
         "hdfs",
         "syslog",
         "bgl_ras",
+        "kubectl_describe_event",
+        "kubectl_get_event",
+        "kubectl_old_event",
     }
     assert names == tested
+
+
+@pytest.mark.parametrize(
+    ("line", "grammar", "level", "reason", "host", "pod", "message"),
+    [
+        (
+            "  Warning  FailedScheduling  5m2s  default-scheduler  0/4 nodes are available: 4 "
+            "node(s) didn't match Pod's node affinity/selector.",
+            "kubectl_describe_event",
+            "Warning",
+            "FailedScheduling",
+            None,
+            None,
+            "0/4 nodes are available: 4 node(s) didn't match Pod's node affinity/selector.",
+        ),
+        (
+            "  Warning  BackOff         1h (x3 from 1h)  kubelet, localhost.localdomain  "
+            "Back-off restarting failed container",
+            "kubectl_describe_event",
+            "Warning",
+            "BackOff",
+            "localhost.localdomain",
+            None,
+            "Back-off restarting failed container",
+        ),
+        (
+            "  Normal   Pulled     18m (x5 over 20m)     kubelet            Container image "
+            '"gcr.io/x:v1" already present on machine',
+            "kubectl_describe_event",
+            "Normal",
+            "Pulled",
+            None,
+            None,
+            'Container image "gcr.io/x:v1" already present on machine',
+        ),
+        (
+            "5m          Warning   FailedScheduling    pod/train-0    0/3 nodes are available: "
+            "3 Insufficient google.com/tpu.",
+            "kubectl_get_event",
+            "Warning",
+            "FailedScheduling",
+            None,
+            "train-0",
+            "0/3 nodes are available: 3 Insufficient google.com/tpu.",
+        ),
+        (
+            "12m         Normal    NodeNotReady        node/gke-pool-1-abc   Node "
+            "gke-pool-1-abc status is now: NodeNotReady",
+            "kubectl_get_event",
+            "Normal",
+            "NodeNotReady",
+            "gke-pool-1-abc",
+            None,
+            "Node gke-pool-1-abc status is now: NodeNotReady",
+        ),
+        (
+            "  6m\t\t2m\t\t3\tkubelet, 192.168.0.12\t\t\tWarning\t\tFailedMount\tUnable to "
+            "mount volumes for pod",
+            "kubectl_old_event",
+            "Warning",
+            "FailedMount",
+            "192.168.0.12",
+            None,
+            "Unable to mount volumes for pod",
+        ),
+    ],
+)
+def test_kubectl_event_tables(
+    line: str,
+    grammar: str,
+    level: str,
+    reason: str,
+    host: str | None,
+    pod: str | None,
+    message: str,
+) -> None:
+    row = _parse(line)
+    assert (row["grammar"], row["level"], row["logger"]) == (grammar, level, reason)
+    assert (row["host"], row["pod"], row["message"]) == (host, pod, message)
+    assert row["ts"] is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "  Type     Reason     Age   From               Message",
+        "  ----     ------     ----  ----               -------",
+        "  Normal text that merely starts with a type word",
+        "Warning: the flag --foo is deprecated",
+    ],
+)
+def test_kubectl_table_headers_and_prose_are_not_events(line: str) -> None:
+    assert _parse(line)["grammar"] != "kubectl_describe_event"
 
 
 def test_epoch_line_is_exact_to_the_microsecond() -> None:
