@@ -743,11 +743,16 @@ def replay(
 
 
 def accuracy(
-    corpus: str | Path, *, work: str | Path | None = None, jobs: int | None = None
+    corpus: str | Path,
+    *,
+    work: str | Path | None = None,
+    jobs: int | None = None,
+    bundled: bool = False,
 ) -> list[Score]:
     """Analyze every excerpt of a real-log corpus (``fixtures/real``) and score each verdict
     against its expected.toml (first-error line, class, culprit, invented hosts, honest
-    unknowns) and the naive baseline.
+    unknowns) and the naive baseline. With ``bundled``, each excerpt is analyzed as a bundle
+    folder holding its files rather than as the files themselves (the verdicts must agree).
 
     Raises:
         UsageError: the folder holds no excerpt, or an excerpt is invalid.
@@ -760,8 +765,8 @@ def accuracy(
     excerpts = find_excerpts(Path(corpus))
     if work is None:
         with tempfile.TemporaryDirectory(prefix="culprit-accuracy-") as scratch:
-            return run_corpus(excerpts, Path(scratch), jobs=jobs)
-    return run_corpus(excerpts, Path(work), jobs=jobs)
+            return run_corpus(excerpts, Path(scratch), jobs=jobs, bundled=bundled)
+    return run_corpus(excerpts, Path(work), jobs=jobs, bundled=bundled)
 
 
 # -- handoff bundles --------------------------------------------------------------------------

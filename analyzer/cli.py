@@ -684,6 +684,12 @@ def accuracy_(
     work: Annotated[
         Path | None, typer.Option(help="Keep each excerpt's case and reports in this directory.")
     ] = None,
+    bundled: Annotated[
+        bool,
+        typer.Option(
+            "--bundled", help="Analyze each excerpt as a bundle folder instead of as files."
+        ),
+    ] = False,
 ) -> None:
     """Score the verdicts on published incident logs (fixtures/real) by platform and failure
     class, beside the naive baseline (the first line with an error keyword).
@@ -698,7 +704,7 @@ def accuracy_(
 
     floor_file = floor if floor is not None else corpus / "floor.toml"
     limits = _run(lambda: corpus_mod.read_floor(floor_file)) if floor_file.is_file() else None
-    scores = _run(lambda: api.accuracy(corpus, work=work, jobs=jobs))
+    scores = _run(lambda: api.accuracy(corpus, work=work, jobs=jobs, bundled=bundled))
     console = _console()
     for key, rows in accuracy.tables(scores).items():
         table = Table(title=f"culprit accuracy by {key}" if key != "total" else "all excerpts")

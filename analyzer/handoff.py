@@ -87,7 +87,7 @@ def evidence_row_ids(
     first and last row per attempt (and last workload row), each pod's first and last row,
     and each node's last ML Diagnostics daemon row."""
     from analyzer.diagnose.attempts import assign_labelled
-    from analyzer.diagnose.verdict import WORKLOAD_SOURCES
+    from analyzer.diagnose.draft import workload_rows
 
     matched = (
         pl.scan_parquet(case.path / MATCHES_FILE)
@@ -108,7 +108,7 @@ def evidence_row_ids(
         pl.col("row_id").sort_by("ts", "row_id").last().alias("b"),
     )
     workload_last = (
-        placed.filter(pl.col("source").is_in(WORKLOAD_SOURCES))
+        placed.filter(workload_rows())
         .group_by("attempt_index", "host")
         .agg(pl.col("row_id").sort_by("ts", "row_id").last().alias("a"))
     )

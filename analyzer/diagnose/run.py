@@ -12,6 +12,7 @@ import polars as pl
 from analyzer import __version__
 from analyzer.case.store import Case
 from analyzer.diagnose import attempts as attempts_mod
+from analyzer.diagnose.draft import Claim, Context, VerdictDraft, workload_rows
 from analyzer.diagnose.evidence import CaseData, load
 from analyzer.diagnose.findings import (
     BundleFile,
@@ -27,7 +28,7 @@ from analyzer.diagnose.findings import (
     Verdict,
 )
 from analyzer.diagnose.locate import cited_line
-from analyzer.diagnose.verdict import WORKLOAD_SOURCES, Claim, Context, VerdictDraft, decide
+from analyzer.diagnose.verdict import decide
 from analyzer.signatures.catalog import Catalogue
 from analyzer.signatures.matching import catalogue_digest
 
@@ -60,7 +61,7 @@ def diagnose(
     if attempts is None:
         attempts = attempts_mod.split(activity, silence_s=settings.silence_s)
     evidence = attempts_mod.assign_labelled(data.evidence.lazy(), attempts).collect()
-    last_seen = _last_seen(activity, attempts)
+    last_seen, started = _workload_span(activity, attempts)
     tolerance = int(settings.skew_s * 1e9)
     drafts = [
         decide(
@@ -69,6 +70,7 @@ def diagnose(
                 attempt=attempt,
                 evidence=evidence.filter(pl.col("attempt_index") == attempt.index),
                 last_seen=last_seen.get(attempt.index, {}),
+                workload_start=started.get(attempt.index),
                 tolerance_ns=tolerance,
             )
         )
@@ -96,30 +98,34 @@ def _final(verdicts: list[Verdict]) -> Verdict:
     return failed[-1] if failed else verdicts[-1]
 
 
-def _last_seen(
+def _workload_span(
     activity: pl.LazyFrame, attempts: list[attempts_mod.Attempt]
-) -> dict[int, dict[str, tuple[int, int]]]:
-    """attempt -> host -> (time in ns, row id) of the host's last workload row there."""
+) -> tuple[dict[int, dict[str, tuple[int, int]]], dict[int, int]]:
+    """Per attempt: host -> (time in ns, row id) of the host's last workload row there, and
+    the time in ns of the attempt's first workload row."""
     table = (
         attempts_mod.assign_labelled(
             activity.filter(
-                pl.col("source").is_in(WORKLOAD_SOURCES)
-                & pl.col("host").is_not_null()
-                & pl.col("ts").is_not_null()
+                workload_rows() & pl.col("host").is_not_null() & pl.col("ts").is_not_null()
             ),
             attempts,
         )
         .group_by("attempt_index", "host")
         .agg(
             pl.col("ts").max().dt.epoch("ns").alias("last"),
+            pl.col("ts").min().dt.epoch("ns").alias("first"),
             pl.col("row_id").sort_by("ts", "row_id").last().alias("row_id"),
         )
         .collect()
     )
-    result: dict[int, dict[str, tuple[int, int]]] = {}
-    for index, host, last, row_id in table.rows():
-        result.setdefault(int(index), {})[str(host)] = (int(last), int(row_id))
-    return result
+    last: dict[int, dict[str, tuple[int, int]]] = {}
+    started: dict[int, int] = {}
+    for index, host, last_ns, first_ns, row_id in table.select(
+        "attempt_index", "host", "last", "first", "row_id"
+    ).rows():
+        last.setdefault(int(index), {})[str(host)] = (int(last_ns), int(row_id))
+        started[int(index)] = min(started.get(int(index), int(first_ns)), int(first_ns))
+    return last, started
 
 
 def _cited_ids(drafts: list[VerdictDraft]) -> set[int]:

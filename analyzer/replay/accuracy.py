@@ -4,8 +4,10 @@ beside the naive baseline (the first line with an error keyword)."""
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
+import shutil
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -44,24 +46,44 @@ def _alias_kind(alias: str) -> str:
     return "task" if "task:" in alias or alias.startswith("task ") else "host"
 
 
-def score_one(excerpt: Excerpt, work: Path) -> Score:
-    """Analyze one excerpt's log files into ``work`` and score the verdict."""
+def score_one(excerpt: Excerpt, work: Path, *, bundled: bool = False) -> Score:
+    """Analyze one excerpt's log files into ``work`` and score the verdict; with ``bundled``,
+    the files are first copied into a bundle folder (``work/bundle/logs/``) and the folder is
+    analyzed, which must not change the verdict."""
     from analyzer import api
 
+    inputs: list[Path] = excerpt.logs
+    if bundled:
+        folder = work / "bundle" / "logs"
+        folder.mkdir(parents=True, exist_ok=True)
+        for log in excerpt.logs:
+            shutil.copyfile(log, folder / log.name)
+        inputs = [work / "bundle"]
     try:
-        result = api.analyze(excerpt.logs, work, jobs=1)
+        result = api.analyze(inputs, work / "out" if bundled else work, jobs=1)
     except AnalyzerError as exc:
         return score(excerpt, None, error=str(exc))
-    return score(excerpt, said(result.findings))
+    found = said(result.findings)
+    if bundled and found.first_error is not None:
+        found = dataclasses.replace(found, first_error=found.first_error.removeprefix("logs/"))
+    return score(excerpt, found)
 
 
-def _score(task: tuple[Excerpt, Path]) -> Score:
-    return score_one(*task)
+def _score(task: tuple[Excerpt, Path, bool]) -> Score:
+    excerpt, work, bundled = task
+    return score_one(excerpt, work, bundled=bundled)
 
 
-def run(excerpts: Sequence[Excerpt], work: Path, *, jobs: int | None = None) -> list[Score]:
-    """Every excerpt's score, in the excerpts' order (``work/<name>`` holds each analysis)."""
-    tasks = [(excerpt, work / excerpt.name) for excerpt in excerpts]
+def run(
+    excerpts: Sequence[Excerpt],
+    work: Path,
+    *,
+    jobs: int | None = None,
+    bundled: bool = False,
+) -> list[Score]:
+    """Every excerpt's score, in the excerpts' order (``work/<name>`` holds each analysis);
+    ``bundled`` analyzes each excerpt as a bundle folder instead of as files."""
+    tasks = [(excerpt, work / excerpt.name, bundled) for excerpt in excerpts]
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(tasks)))
     if jobs == 1:
         return [_score(task) for task in tasks]

@@ -18,6 +18,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from analyzer.errors import UsageError
+from analyzer.schema import normalize_host
 
 EXPECTED_FILE: Final = "expected.toml"
 SOURCE_FILE: Final = "source.toml"
@@ -186,7 +187,9 @@ class Score:
 
 
 def _norm(name: str) -> str:
-    return name.strip().strip("'\"").lower()
+    """A name as hosts are compared: trimmed, lower-case, without the internal domain that
+    the same VM is also known by (``node.c.proj.internal``, ``host.localdomain``)."""
+    return normalize_host(name.strip().strip("'\"")) or ""
 
 
 def _index(name: str) -> str | None:

@@ -13,6 +13,7 @@ from analyzer.ingest.base import FileCounts, Issue, ReadContext, ReadOptions
 from analyzer.ingest.detect import choose_reader
 from analyzer.ingest.kubelet import KubeletReader
 from analyzer.ingest.lines import path_host
+from analyzer.ingest.text import TextReader
 from analyzer.streams import Content, ExpansionBudget
 from tests.helpers import ns
 
@@ -198,3 +199,21 @@ def test_path_host() -> None:
     assert path_host("logs/kubelet-gke-pool-7f2a.log") == "gke-pool-7f2a"
     assert path_host("tpu-v4-8-w-3/journal.txt") == "tpu-v4-8-w-3"
     assert path_host("logs/kubelet.log") is None
+
+
+def test_a_journal_of_other_units_is_a_node_journal() -> None:
+    head = (
+        b"Jun 12 05:24:27 kube-master systemd[1]: Starting Lightweight Kubernetes...\n"
+        b"Jun 12 05:24:28 kube-master k3s[112088]: containerd: exit status 2\n"
+        b"Jun 12 05:24:28 kube-master systemd[1]: k3s.service: Main process exited, "
+        b"code=exited, status=1/FAILURE\n"
+        b"Jun 12 05:24:28 kube-master systemd[1]: k3s.service: Failed with result 'exit-code'.\n"
+    )
+    assert READER.sniff(head, "k3s.log") > TextReader().sniff(head, "k3s.log")
+    choice = choose_reader(head, "k3s.log")
+    assert choice is not None and choice.reader.name == "kubelet"
+
+
+def test_lines_after_a_timestamp_wrapper_are_not_journal_lines() -> None:
+    head = b"".join(b"2026-11-29T18:20:01.118904117Z stdout F step %d\n" % i for i in range(10))
+    assert READER.sniff(head, "pod.log") == 0.0

@@ -1,0 +1,406 @@
+"""Who is to blame for an attempt's first error: the host that wrote it, the subject it names
+(resolved through the host map, or kept as written when nothing ties it to a host), the host
+most others name, or the host that went silent first; node events that corroborate it and rows
+that name someone else (conflicts).
+
+Rules whose statements are *inferred*:
+
+* ``capture-resolved``: a row names a task, worker, pod hostname, address, IP or instance ID
+  that the host map ties to a host (the alias row is cited);
+* ``named-by-reporters``: the host that the most distinct hosts' rows name;
+* ``silent-first``: the host whose workload logs stopped first, before the others timed out;
+* ``program-scope``: a program-scoped first error blames the program, never a host.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from analyzer.diagnose import subjects
+from analyzer.diagnose.draft import (
+    MAX_CITED,
+    NODE_FAMILIES,
+    Claim,
+    Context,
+    CulpritDraft,
+    as_int,
+    as_str,
+    when,
+)
+from analyzer.diagnose.findings import CulpritKind, SubjectKind
+from analyzer.hosts import HostMap
+
+
+def _subjects_of(context: Context, row: dict[str, object]) -> list[subjects.Subject]:
+    """The subjects a row names under its signature's culprit rule: a capture group's value,
+    or for the ``pod`` rule the pod the row is about."""
+    rule = str(row["rule"])
+    if rule == "pod":
+        group, value = "pod", as_str(row.get("pod"))
+    elif rule.startswith("capture:"):
+        group = rule.split(":", 1)[1]
+        value = subjects.capture_value(str(row["captures"]), group)
+    else:
+        return []
+    if value is None:
+        return []
+    return subjects.resolve(
+        value,
+        group,
+        host_map=context.host_map,
+        workload=as_str(row.get("workload")),
+        attempt=as_int(row.get("attempt")),
+    )
+
+
+def _alias_rows(host_map: HostMap, host: str, name: str) -> list[int]:
+    """The row that proves ``name`` is a name of ``host`` (empty when it is the host itself)."""
+    if name == host:
+        return []
+    table = host_map.table.filter((pl.col("host") == host) & ~pl.col("conflict"))
+    proof = table.filter(pl.col("alias") == name)
+    if proof.height == 0:
+        proof = table.filter(pl.col("kind") == "task")
+    return proof["row_id"].head(1).to_list()
+
+
+def _votes(context: Context) -> pl.DataFrame:
+    """host, reporters, row_ids: hosts that rows of other hosts name as the one at fault."""
+    naming = context.evidence.filter(
+        pl.col("rule").str.starts_with("capture:") & pl.col("role").is_in(["root", "secondary"])
+    )
+    if naming.height == 0:
+        return pl.DataFrame(
+            schema={"host": pl.String, "reporters": pl.UInt32, "row_ids": pl.List(pl.Int64)}
+        )
+    naming = naming.with_columns(
+        pl.col("rule").str.strip_prefix("capture:").alias("group"),
+    )
+    keys = naming.select("captures", "group", "workload", "attempt").unique()
+    resolved: list[dict[str, object]] = []
+    for captures, group, workload, attempt in keys.rows():
+        value = subjects.capture_value(captures, group)
+        if value is None:
+            continue
+        for subject in subjects.resolve(
+            value, group, host_map=context.host_map, workload=workload, attempt=attempt
+        ):
+            if subject.host is not None:
+                resolved.append(
+                    {
+                        "captures": captures,
+                        "group": group,
+                        "workload": workload,
+                        "attempt": attempt,
+                        "named": subject.host,
+                    }
+                )
+    if not resolved:
+        return pl.DataFrame(
+            schema={"host": pl.String, "reporters": pl.UInt32, "row_ids": pl.List(pl.Int64)}
+        )
+    table = pl.DataFrame(
+        resolved,
+        schema={
+            "captures": pl.String,
+            "group": pl.String,
+            "workload": pl.String,
+            "attempt": pl.Int32,
+            "named": pl.String,
+        },
+    )
+    joined = naming.join(table, on=["captures", "group", "workload", "attempt"], nulls_equal=True)
+    return (
+        joined.filter(pl.col("host").is_null() | (pl.col("host") != pl.col("named")))
+        .group_by("named")
+        .agg(pl.col("host").n_unique().alias("reporters"), pl.col("row_id").sort().alias("row_ids"))
+        .rename({"named": "host"})
+        .sort(["reporters", "host"], descending=[True, False])
+    )
+
+
+def _program_culprit(context: Context, row: dict[str, object]) -> tuple[CulpritDraft, list[Claim]]:
+    """A program-scoped root blames the program, never a host."""
+    row_id = int(str(row["row_id"]))
+    claims: list[Claim] = []
+    same = context.evidence.filter(pl.col("signature") == row["signature"])
+    hosts = same["host"].drop_nulls().n_unique()
+    support = (
+        f"reported by {hosts} of {context.attempt.hosts} hosts"
+        if context.attempt.hosts
+        else "the rows name no host"
+    )
+    claims.append(
+        Claim(
+            f"{row['signature']} is program-scoped: the program itself fails ({support}), "
+            "so no host is blamed.",
+            "inferred",
+            "program-scope",
+            [
+                row_id,
+                *same.filter(pl.col("row_id") != row_id)["row_id"].head(MAX_CITED - 1).to_list(),
+            ],
+        )
+    )
+    return CulpritDraft("program", f"the program ({row['title']})", None, [row_id], support), claims
+
+
+def _culprit(
+    context: Context, row: dict[str, object], votes: pl.DataFrame
+) -> tuple[CulpritDraft, list[Claim]]:
+    """The culprit of the winning row; ``votes`` are :func:`_votes` of the attempt."""
+    scope = str(row["scope"])
+    rule = str(row["rule"])
+    row_id = int(str(row["row_id"]))
+    claims: list[Claim] = []
+    if scope == "program":
+        return _program_culprit(context, row)
+    kind: CulpritKind = "infrastructure" if scope == "infrastructure" else "host"
+    host: str | None = None
+    cited = [row_id]
+    unmapped: list[subjects.Subject] = []
+    named_subject: tuple[SubjectKind, str] | None = None
+    if rule == "emitter" and row["host"] is not None:
+        host = str(row["host"])
+        claims.append(
+            Claim(f"The row was written by {host} about itself.", "observed", None, [row_id])
+        )
+    elif rule == "emitter":
+        writer = _writer(row)
+        if writer is not None:
+            unmapped.append(writer)
+    elif rule.startswith("capture:") or rule == "pod":
+        named = _subjects_of(context, row)
+        found = [s for s in named if s.host is not None]
+        if found:
+            subject = found[0]
+            host = subject.host
+            named_subject = (subject.kind, subject.name)
+            proof = _alias_rows(context.host_map, str(host), subject.name)
+            cited += proof
+            claims.append(
+                Claim(
+                    f"The row names {subject.name!r}: {subject.how}, which the case ties to "
+                    f"{host}.",
+                    "inferred",
+                    "capture-resolved",
+                    [row_id, *proof],
+                )
+            )
+        else:
+            unmapped += named
+    if host is None and votes.height:
+        top = votes.row(0, named=True)
+        host = str(top["host"])
+        kind = "host"
+        ids = list(top["row_ids"])[:MAX_CITED]
+        cited += ids
+        claims.append(
+            Claim(
+                f"Rows of {top['reporters']} host(s) name {host} as the one they lost.",
+                "inferred",
+                "named-by-reporters",
+                ids,
+            )
+        )
+    if host is None and unmapped:
+        return _named_subject(context, row, unmapped, cited), [
+            *claims,
+            _unmapped_claim(unmapped, row_id),
+        ]
+    if host is None:
+        silent = _silent_first(context)
+        if silent is not None:
+            host, silent_ids, text = silent
+            kind = "host"
+            cited += silent_ids
+            claims.append(Claim(text, "inferred", "silent-first", silent_ids))
+    if host is None:
+        return CulpritDraft("undetermined", "not determined", None, cited), claims
+    support: str | None = None
+    named_by = votes.filter(pl.col("host") == host)
+    if named_by.height:
+        reporters = int(named_by["reporters"][0])
+        support = f"named by {reporters} of {context.attempt.hosts} hosts"
+        ids = list(named_by["row_ids"][0])[:MAX_CITED]
+        if not any(c.rule == "named-by-reporters" for c in claims):
+            claims.append(
+                Claim(
+                    f"{host} is {support} of this attempt.",
+                    "inferred",
+                    "named-by-reporters",
+                    ids,
+                )
+            )
+    silent = _silent_first(context)
+    if (
+        silent is not None
+        and silent[0] == host
+        and not any(c.rule == "silent-first" for c in claims)
+    ):
+        claims.append(Claim(silent[2], "inferred", "silent-first", silent[1]))
+    claims += _corroboration(context, host, row_id)
+    blamed = f"node {host}" if kind == "infrastructure" else f"host {host}"
+    return CulpritDraft(kind, blamed, host, cited, support, named_subject), claims
+
+
+def _writer(row: dict[str, object]) -> subjects.Subject | None:
+    """The subject that wrote a row without a host: its rank (a ``[rank3]:`` prefix, a
+    ModelArts worker index) or its pod."""
+    if row.get("worker") is not None:
+        return subjects.Subject(str(row["worker"]), None, "the row's writer", "rank")
+    if row.get("pod") is not None:
+        return subjects.Subject(str(row["pod"]), None, "the row's writer", "pod")
+    return None
+
+
+def _named_subject(
+    context: Context,
+    row: dict[str, object],
+    unmapped: list[subjects.Subject],
+    cited: list[int],
+) -> CulpritDraft:
+    """The culprit when the first error names its subject (or was written by one) and no row
+    of the case ties that subject to a host: the subject itself, as the row writes it."""
+    first = unmapped[0]
+    words = {"task": "task", "worker": "worker", "rank": "rank", "pod": "pod", "node": "node"}
+    label = words.get(first.kind, "host" if first.kind == "host" else "address")
+    subject = f"{label} {first.name}"
+    if len(unmapped) > 1:
+        subject += f" (and {len(unmapped) - 1} more named on the same row)"
+    kind: CulpritKind = "subject"
+    return CulpritDraft(kind, subject, None, cited, None, (first.kind, first.name))
+
+
+def _unmapped_claim(unmapped: list[subjects.Subject], row_id: int) -> Claim:
+    names = ", ".join(f"{s.kind} {s.name!r}" for s in unmapped)
+    if unmapped[0].how == "the row's writer":
+        text = f"The row was written by {names}; no row of the case ties it to a host."
+    else:
+        text = f"The row names {names} as the one at fault; no row of the case ties it to a host."
+    return Claim(text, "observed", None, [row_id])
+
+
+def _silent_first(context: Context) -> tuple[str, list[int], str] | None:
+    """The host whose workload output stopped first, well before every other host's, when
+    the others then timed out: ``(host, cited row ids, statement)``."""
+    if len(context.last_seen) < 2:
+        return None
+    ordered = sorted(context.last_seen.items(), key=lambda item: (item[1][0], item[0]))
+    (host, (last, row_id)), (_, (runner_up, _)) = ordered[0], ordered[1]
+    if runner_up - last <= context.tolerance_ns:
+        return None
+    gap = (runner_up - last) / 1e9
+    text = (
+        f"{host}'s workload stopped logging first: its last line is {gap:.1f} s before any "
+        "other host's."
+    )
+    return host, [row_id], text
+
+
+def _corroboration(context: Context, host: str, winner_id: int) -> list[Claim]:
+    node_rows = context.evidence.filter(
+        (pl.col("host") == host)
+        & (pl.col("row_id") != winner_id)
+        & (pl.col("family").is_in(NODE_FAMILIES) | (pl.col("scope") == "infrastructure"))
+    ).unique("signature", keep="first", maintain_order=True)
+    return [
+        Claim(
+            f"{host}: {r['signature']} ({r['title']}) at {when(r['ts'])}.",
+            "observed",
+            None,
+            [int(r["row_id"])],
+        )
+        for r in node_rows.head(MAX_CITED).iter_rows(named=True)
+    ]
+
+
+def _conflicts(culprit: CulpritDraft, votes: pl.DataFrame) -> list[Claim]:
+    if culprit.kind in ("program", "undetermined"):
+        return []
+    if culprit.host is not None:
+        votes = votes.filter(pl.col("host") != culprit.host)
+    conflicts = []
+    for other in votes.head(3).iter_rows(named=True):
+        conflicts.append(
+            Claim(
+                f"Rows of {other['reporters']} host(s) name {other['host']} instead.",
+                "observed",
+                None,
+                list(other["row_ids"])[:MAX_CITED],
+            )
+        )
+    return conflicts
+
+
+def _negative(context: Context, culprit: CulpritDraft) -> list[str]:
+    notes = []
+    if culprit.host is not None:
+        node = context.evidence.filter(
+            (pl.col("host") == culprit.host) & pl.col("family").is_in(NODE_FAMILIES)
+        )
+        if node.height == 0:
+            notes.append(
+                f"No node or infrastructure event (preemption, maintenance, host error, "
+                f"OOMKilled, NotReady, shutdown) was found for {culprit.host} in attempt "
+                f"{context.attempt.index}."
+            )
+    return notes
+
+
+@dataclass(frozen=True)
+class Blame:
+    """The culprit of a first error, the statements behind it, the rows that name someone
+    else, and what was looked for and not found."""
+
+    culprit: CulpritDraft
+    claims: list[Claim]
+    conflicts: list[Claim]
+    negative: list[str]
+
+
+def blame(context: Context, row: dict[str, object]) -> Blame:
+    """Who is to blame for ``row``, the attempt's first error (see the module docstring)."""
+    votes = _votes(context)
+    culprit, claims = _culprit(context, row, votes)
+    return Blame(culprit, claims, _conflicts(culprit, votes), _negative(context, culprit))
+
+
+def unexplained(context: Context) -> tuple[CulpritDraft, list[Claim]] | None:
+    """When no signature explains the attempt, the subject that informational rows name as
+    the one that failed (torchrun's "Root Cause (first observed failure): rank 3", a kubelet
+    that cannot find its own node): the earliest such row, its first named subject. The cause
+    stays unknown; only who failed is observed."""
+    naming = context.evidence.filter(
+        (pl.col("role") == "context")
+        & (pl.col("rule").str.starts_with("capture:") | (pl.col("rule") == "pod"))
+    ).sort("ts", "row_id", nulls_last=True)
+    for row in naming.iter_rows(named=True):
+        named = _subjects_of(context, row)
+        if not named:
+            continue
+        row_id = int(row["row_id"])
+        subject = named[0]
+        if subject.host is not None:
+            proof = _alias_rows(context.host_map, subject.host, subject.name)
+            draft = CulpritDraft(
+                "host",
+                f"host {subject.host}",
+                subject.host,
+                [row_id, *proof],
+                None,
+                (subject.kind, subject.name),
+            )
+        else:
+            draft = _named_subject(context, row, named, [row_id])
+        claim = Claim(
+            f"No signature explains the failure, but {row['signature']} ({row['title']}) names "
+            f"{subject.kind} {subject.name!r} as the one that failed.",
+            "observed",
+            None,
+            [row_id],
+        )
+        return draft, [claim]
+    return None

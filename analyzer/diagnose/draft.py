@@ -1,0 +1,104 @@
+"""What the verdict rules share: the attempt's context, and statements and verdicts while
+their citations are still row ids."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from analyzer.diagnose.attempts import Attempt
+from analyzer.diagnose.evidence import CaseData
+from analyzer.diagnose.findings import Confidence, CulpritKind, SubjectKind
+from analyzer.hosts import HostMap
+
+
+def workload_rows() -> pl.Expr:
+    """Rows the workload itself wrote (a silent host stops writing them; its node journal and
+    the control plane go on): its own log files, and of a Cloud Logging export only
+    the container logs (a row with a pod), not the node, audit and event entries beside them."""
+    return pl.col("source").is_in(["modelarts", "text"]) | (
+        (pl.col("source") == "cloud_logging") & pl.col("pod").is_not_null()
+    )
+
+
+#: Families whose rows say what happened to a node (corroboration of a host culprit).
+NODE_FAMILIES = ("gce", "gke", "kubelet", "node")
+#: At most this many rows are cited for one statement (the count is given in words).
+MAX_CITED = 5
+
+
+@dataclass
+class Claim:
+    """A statement before its citations are turned into quoted rows."""
+
+    text: str
+    basis: str
+    rule: str | None
+    row_ids: list[int]
+
+
+@dataclass
+class CulpritDraft:
+    kind: CulpritKind
+    subject: str
+    host: str | None = None
+    row_ids: list[int] = field(default_factory=list)
+    support: str | None = None
+    #: (kind, name) of the subject the cited rows name, as they write it.
+    named: tuple[SubjectKind, str] | None = None
+
+
+@dataclass
+class VerdictDraft:
+    """A verdict whose citations are still row ids (the caller quotes them)."""
+
+    attempt: Attempt
+    failure_mode: str
+    failure_class: str
+    summary: str
+    confidence: Confidence
+    confidence_reason: str
+    first_error: dict[str, object] | None
+    culprit: CulpritDraft
+    claims: list[Claim]
+    conflicts: list[Claim]
+    negative: list[str]
+    next_steps: list[str]
+    lead_ids: list[int]
+    timeline_ids: list[int] = field(default_factory=list)
+
+
+def when(value: object) -> str:
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    return "an unknown time"
+
+
+def cite(row: dict[str, object]) -> str:
+    return f"{row['path']}:{row['line']}"
+
+
+def as_int(value: object) -> int | None:
+    return int(value) if isinstance(value, int) else None
+
+
+@dataclass(frozen=True)
+class Context:
+    data: CaseData
+    attempt: Attempt
+    evidence: pl.DataFrame
+    #: host -> (time in ns, row id) of the last row of its workload's own output here.
+    last_seen: dict[str, tuple[int, int]]
+    tolerance_ns: int
+    #: Time in ns of the attempt's first workload row with a host (None when there is none).
+    workload_start: int | None = None
+
+    @property
+    def host_map(self) -> HostMap:
+        return self.data.host_map
+
+
+def as_str(value: object) -> str | None:
+    return None if value is None else str(value)
