@@ -39,6 +39,7 @@ from analyzer.ingest.pipeline import NullProgress, Progress
 from analyzer.ingest.timestamps import check_tz
 from analyzer.ingest.workers import default_jobs
 from analyzer.replay.corpus import Score
+from analyzer.replay.precision import Precision
 from analyzer.replay.run import Outcome
 from analyzer.signatures.catalog import Catalogue, Problem
 from analyzer.signatures.catalog import load as load_catalogue
@@ -767,6 +768,29 @@ def accuracy(
         with tempfile.TemporaryDirectory(prefix="culprit-accuracy-") as scratch:
             return run_corpus(excerpts, Path(scratch), jobs=jobs, bundled=bundled)
     return run_corpus(excerpts, Path(work), jobs=jobs, bundled=bundled)
+
+
+def signature_precision(
+    corpus: str | Path, *, work: str | Path | None = None, jobs: int | None = None
+) -> list[Precision]:
+    """Analyze every excerpt of a real-log corpus and count, per signature, where it fires on
+    INFO/DEBUG lines and on excerpts whose failure is of another class."""
+    import tempfile
+
+    from analyzer.diagnose.knowledge import pages
+    from analyzer.replay.accuracy import run as run_corpus
+    from analyzer.replay.corpus import find_excerpts
+    from analyzer.replay.precision import precision
+
+    excerpts = find_excerpts(Path(corpus))
+    classes = {page.id: page.failure_class for page in pages().values()}
+    catalogue = load_catalogue()
+    if work is None:
+        with tempfile.TemporaryDirectory(prefix="culprit-precision-") as scratch:
+            run_corpus(excerpts, Path(scratch), jobs=jobs)
+            return precision(excerpts, Path(scratch), catalogue, classes)
+    run_corpus(excerpts, Path(work), jobs=jobs)
+    return precision(excerpts, Path(work), catalogue, classes)
 
 
 # -- handoff bundles --------------------------------------------------------------------------

@@ -989,10 +989,22 @@ def signatures_test(
     source: Annotated[
         str | None, typer.Option(help="With --line: only signatures of this source.")
     ] = None,
+    corpus: Annotated[
+        Path | None,
+        typer.Option(
+            help="Count each signature's matches on INFO lines and on other classes' excerpts "
+            "of this real-log corpus (fixtures/real)."
+        ),
+    ] = None,
     extra: _ExtraFolders = None,
 ) -> None:
-    """Run signature examples through every backend, or match one line (--line)."""
+    """Run signature examples through every backend, match one line (--line), or measure
+    each signature's precision on a corpus of published logs (--corpus)."""
     from analyzer import api
+
+    if corpus is not None:
+        _print_precision(_run(lambda: api.signature_precision(corpus)))
+        return
 
     if line is not None:
         matches = _run(lambda: api.match_line(line, extra or [], source=source))
@@ -1010,6 +1022,44 @@ def signatures_test(
         sys.stderr.write(f"culprit: {len(problems)} problem(s) in {count} signature(s)\n")
         raise typer.Exit(1)
     sys.stderr.write(f"culprit: {count} signature(s), every example passes\n")
+
+
+def _print_precision(rows: list[Any]) -> None:
+    from rich.table import Table
+
+    table = Table(title="signature precision on the corpus")
+    for column in (
+        "signature",
+        "role",
+        "class",
+        "rows",
+        "excerpts",
+        "INFO rows",
+        "other class",
+        "unknown",
+    ):
+        table.add_column(
+            column, justify="left" if column in ("signature", "role", "class") else "right"
+        )
+    for row in rows:
+        table.add_row(
+            row.code,
+            row.role,
+            row.failure_class,
+            str(row.rows),
+            str(row.excerpts),
+            str(row.quiet_rows),
+            str(row.other_class),
+            str(row.unknown),
+        )
+    _console().print(table)
+    roots = [r for r in rows if r.role == "root"]
+    _console().print(
+        f"{len(rows)} signature(s) matched; root signatures: "
+        f"{sum(r.quiet_rows for r in roots)} INFO-line match(es), "
+        f"{sum(r.other_class for r in roots)} match(es) in excerpts of another class",
+        markup=False,
+    )
 
 
 @app.command()
