@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from analyzer import __version__
+from analyzer import __version__, defaults
 from analyzer.bundle import Bundle, BundleLimits
 from analyzer.case.info import CaseInfo, summarize
 from analyzer.case.layout import CaseMeta, meta_path
@@ -90,7 +90,7 @@ def ingest(
     force: bool = False,
     progress: Progress | None = None,
     jobs: int | None = None,
-    engine: str = "local",
+    engine: str = defaults.ENGINE,
     address: str | None = None,
     workers: int | None = None,
     shards: int | None = None,
@@ -201,7 +201,7 @@ def match_shard(
     shard: str,
     out: str | Path | None = None,
     *,
-    backend: str = "polars",
+    backend: str = defaults.BACKEND,
     signatures: Sequence[str | Path] = (),
 ) -> PartMeta:
     """Match shard ``shard`` (``"k/N"``) of the case's row files into the part directory
@@ -267,7 +267,7 @@ def load_case(case: str | Path) -> Case:
     return open_case(Path(case))
 
 
-def case_info(case: str | Path, *, top_hosts: int = 20) -> CaseInfo:
+def case_info(case: str | Path, *, top_hosts: int = defaults.TOP_HOSTS) -> CaseInfo:
     """Summary of a case: counts per source, reader, severity and host, quarantine reasons,
     files that were not fully read."""
     return summarize(load_case(case), top_hosts=top_hosts)
@@ -305,7 +305,7 @@ def query(case: str | Path, sql: str) -> pa.Table:
 def match(
     case: str | Path,
     *,
-    backend: str = "polars",
+    backend: str = defaults.BACKEND,
     signatures: Sequence[str | Path] = (),
 ) -> MatchResult:
     """Match the signature catalogue (plus the folders ``signatures``) over every row of the
@@ -468,16 +468,16 @@ def analyze(
     out: str | Path | None = None,
     *,
     signatures: Sequence[str | Path] = (),
-    backend: str = "polars",
+    backend: str = defaults.BACKEND,
     redact: bool = True,
-    template: str = "default",
+    template: str = defaults.TEMPLATE,
     skew_s: float = DEFAULT_SKEW_S,
     silence_s: float = DEFAULT_SILENCE_S,
     options: ReadOptions | None = None,
     limits: BundleLimits | None = None,
     progress: Progress | None = None,
     jobs: int | None = None,
-    engine: str = "local",
+    engine: str = defaults.ENGINE,
     address: str | None = None,
     workers: int | None = None,
     shards: int | None = None,
@@ -646,11 +646,11 @@ def report_html(
 def report(
     case: str | Path,
     *,
-    format: str = "md",
+    format: str = defaults.REPORT_FORMAT,
     out: str | Path | None = None,
     signatures: Sequence[str | Path] = (),
     redact: bool = True,
-    template: str = "default",
+    template: str = defaults.TEMPLATE,
     skew_s: float = DEFAULT_SKEW_S,
     silence_s: float = DEFAULT_SILENCE_S,
 ) -> Path:
@@ -832,7 +832,7 @@ def handoff(
     out: str | Path,
     *,
     case_id: str | None = None,
-    context: int = 5,
+    context: int = defaults.HANDOFF_CONTEXT,
     signatures: Sequence[str | Path] = (),
     skew_s: float = DEFAULT_SKEW_S,
     silence_s: float = DEFAULT_SILENCE_S,

@@ -24,6 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Final, Literal
 
+from analyzer import defaults
 from analyzer.errors import BundleError, ExpansionLimitError
 from analyzer.streams import Content, CorruptStreamError, ExpansionBudget, Readable
 
@@ -49,7 +50,7 @@ class BundleLimits:
         max_depth: how deep archives inside archives are opened.
     """
 
-    max_ratio: float = 200.0
+    max_ratio: float = defaults.MAX_EXPANSION_RATIO
     floor_bytes: int = 64 << 20
     max_total_bytes: int | None = None
     max_depth: int = 3

@@ -16,6 +16,7 @@ from typing import ClassVar, Final, Literal, Protocol
 
 import polars as pl
 
+from analyzer import defaults
 from analyzer.streams import Content
 
 #: Bytes of decoded content a reader's ``sniff`` gets to look at.
@@ -43,7 +44,7 @@ class ReadOptions:
 
     year: int | None = None
     tz: str | None = None
-    max_line_bytes: int = 1 << 20
+    max_line_bytes: int = defaults.MAX_LINE_BYTES
     chunk_bytes: int = 16 << 20
     max_record_lines: int = 500
     max_record_bytes: int = 256 << 10
