@@ -39,6 +39,9 @@ def independent_count(data: bytes, reader: str) -> int:
     body = data.removeprefix(BOM)
     if reader.startswith("cloud_logging") and body.lstrip()[:1] == b"[":
         return len(json.loads(body))
+    if reader == "cloud_logging" and body.lstrip().startswith(b"{\n"):
+        # Pretty-printed entries one after another (commas between them or not).
+        return len(_concatenated_objects(body.decode()))
     if reader == "cloud_logging" and body.lstrip()[:1] not in (b"{", b"["):
         return len(list(csv.reader(io.StringIO(body.decode(), newline="")))) - 1
     if reader == "kubelet" and body.startswith(b"__CURSOR="):
@@ -51,6 +54,18 @@ def independent_count(data: bytes, reader: str) -> int:
     if reader == "modelarts_api":
         return modelarts_api_records(json.loads(body))
     return line_records(data)
+
+
+def _concatenated_objects(text: str) -> list[Any]:
+    decoder = json.JSONDecoder()
+    found: list[Any] = []
+    at = 0
+    while True:
+        at = len(text) - len(text[at:].lstrip(" \t\r\n,"))
+        if at >= len(text):
+            return found
+        value, at = decoder.raw_decode(text, at)
+        found.append(value)
 
 
 def modelarts_api_records(document: dict[str, Any]) -> int:

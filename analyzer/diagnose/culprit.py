@@ -144,7 +144,33 @@ def _program_culprit(context: Context, row: dict[str, object]) -> tuple[CulpritD
             ],
         )
     )
-    return CulpritDraft("program", f"the program ({row['title']})", None, [row_id], support), claims
+    where = _where_reported(context, row)
+    subject = f"the program ({row['title']})"
+    if where is not None:
+        subject += f", reported by {where.kind} {where.name}"
+        claims.append(
+            Claim(
+                f"The row names {where.kind} {where.name!r} as where the program failed.",
+                "observed",
+                None,
+                [row_id],
+            )
+        )
+    named = None if where is None else (where.kind, where.name)
+    return CulpritDraft("program", subject, None, [row_id], support, named), claims
+
+
+def _where_reported(context: Context, row: dict[str, object]) -> subjects.Subject | None:
+    """The task, worker or rank a program-scoped first error's row names (through any
+    signature that captures a subject on that row): where the program's failure surfaced."""
+    on_row = context.evidence.filter(
+        (pl.col("row_id") == row["row_id"]) & pl.col("rule").str.starts_with("capture:")
+    )
+    for other in on_row.iter_rows(named=True):
+        for found in _subjects_of(context, other):
+            if found.kind in ("task", "worker", "rank"):
+                return found
+    return None
 
 
 def _culprit(
@@ -168,7 +194,7 @@ def _culprit(
             Claim(f"The row was written by {host} about itself.", "observed", None, [row_id])
         )
     elif rule == "emitter":
-        writer = _writer(row)
+        writer = _writer(row) or _reporter(context, row)
         if writer is not None:
             unmapped.append(writer)
     elif rule.startswith("capture:") or rule == "pod":
@@ -191,6 +217,26 @@ def _culprit(
             )
         else:
             unmapped += named
+    if host is None and not unmapped:
+        follows = _companion(context, row)
+        if follows is not None:
+            companion_id, named = follows
+            cited.append(companion_id)
+            found = [s for s in named if s.host is not None]
+            if found:
+                host = found[0].host
+                named_subject = (found[0].kind, found[0].name)
+                claims.append(
+                    Claim(
+                        f"The next line of the same error names {found[0].name!r}: "
+                        f"{found[0].how}, which the case ties to {host}.",
+                        "inferred",
+                        "capture-resolved",
+                        [row_id, companion_id],
+                    )
+                )
+            else:
+                unmapped += named
     if host is None and votes.height:
         top = votes.row(0, named=True)
         host = str(top["host"])
@@ -208,7 +254,7 @@ def _culprit(
     if host is None and unmapped:
         return _named_subject(context, row, unmapped, cited), [
             *claims,
-            _unmapped_claim(unmapped, row_id),
+            _unmapped_claim(unmapped, cited),
         ]
     if host is None:
         silent = _silent_first(context)
@@ -246,14 +292,64 @@ def _culprit(
     return CulpritDraft(kind, blamed, host, cited, support, named_subject), claims
 
 
+#: How many rows after the first error a line of the same error may name its subject.
+COMPANION_ROWS = 10
+
+
+def _companion(
+    context: Context, row: dict[str, object]
+) -> tuple[int, list[subjects.Subject]] | None:
+    """A row that goes on stating the first error and names the subject it does not: the
+    next rows of the same file (within :data:`COMPANION_ROWS`) matched by a signature of the
+    same knowledge page with a culprit rule (Ray's ``OutOfMemoryError`` line, then ``Memory on
+    the node (IP: …)``)."""
+    row_id = int(str(row["row_id"]))
+    following = context.evidence.filter(
+        (pl.col("knowledge") == row["knowledge"])
+        & (pl.col("file_id") == row["file_id"])
+        & (pl.col("row_id") > row_id)
+        & (pl.col("row_id") <= row_id + COMPANION_ROWS)
+        & (pl.col("rule").str.starts_with("capture:") | (pl.col("rule") == "pod"))
+    ).sort("row_id")
+    for other in following.iter_rows(named=True):
+        named = _subjects_of(context, other)
+        if named:
+            return int(other["row_id"]), named
+    return None
+
+
 def _writer(row: dict[str, object]) -> subjects.Subject | None:
-    """The subject that wrote a row without a host: its rank (a ``[rank3]:`` prefix, a
-    ModelArts worker index) or its pod."""
+    """The subject that wrote a row without a host: its rank (torch_npu's ``RankID:3``, a
+    ``[rank3]:`` prefix of a pasted log), its worker (a ModelArts task, a TPU worker of a
+    Cloud Logging entry) or its pod."""
+    if row.get("rank") is not None:
+        return subjects.Subject(str(row["rank"]), None, "the row's writer", "rank")
     if row.get("worker") is not None:
-        return subjects.Subject(str(row["worker"]), None, "the row's writer", "rank")
+        # Only a pasted log's worker column holds a rank (the ``[rankN]:`` prefix).
+        kind: SubjectKind = "rank" if row.get("source") == "text" else "worker"
+        return subjects.Subject(str(row["worker"]), None, "the row's writer", kind)
     if row.get("pod") is not None:
         return subjects.Subject(str(row["pod"]), None, "the row's writer", "pod")
     return None
+
+
+def _reporter(context: Context, row: dict[str, object]) -> subjects.Subject | None:
+    """The rank of the line just before ``row`` in its file when that line is torch_npu's
+    report of the CANN error ``row`` states (``[ERROR] … (PID:…, Device:3, RankID:3) ERR02200
+    …`` then ``EJ0001: …``): the error is that rank's."""
+    before = (
+        context.data.rows()
+        .filter(
+            (pl.col("row_id") == int(str(row["row_id"])) - 1)
+            & (pl.col("file_id") == row["file_id"])
+            & (pl.col("reader").cast(pl.String) == "modelarts.torch_npu")
+        )
+        .select(pl.col("extra").str.json_path_match("$.rank").cast(pl.Int32, strict=False))
+        .collect()
+    )
+    if before.height == 0 or before.item() is None:
+        return None
+    return subjects.Subject(str(before.item()), None, "the row's writer", "rank")
 
 
 def _named_subject(
@@ -274,13 +370,13 @@ def _named_subject(
     return CulpritDraft(kind, subject, None, cited, None, (first.kind, first.name))
 
 
-def _unmapped_claim(unmapped: list[subjects.Subject], row_id: int) -> Claim:
+def _unmapped_claim(unmapped: list[subjects.Subject], row_ids: list[int]) -> Claim:
     names = ", ".join(f"{s.kind} {s.name!r}" for s in unmapped)
     if unmapped[0].how == "the row's writer":
         text = f"The row was written by {names}; no row of the case ties it to a host."
     else:
-        text = f"The row names {names} as the one at fault; no row of the case ties it to a host."
-    return Claim(text, "observed", None, [row_id])
+        text = f"The rows name {names} as the one at fault; no row of the case ties it to a host."
+    return Claim(text, "observed", None, list(dict.fromkeys(row_ids)))
 
 
 def _silent_first(context: Context) -> tuple[str, list[int], str] | None:

@@ -76,10 +76,6 @@ def when(value: object) -> str:
     return "an unknown time"
 
 
-def cite(row: dict[str, object]) -> str:
-    return f"{row['path']}:{row['line']}"
-
-
 def as_int(value: object) -> int | None:
     return int(value) if isinstance(value, int) else None
 

@@ -34,6 +34,7 @@ _ROW_COLUMNS = (
     "slice",
     "attempt",
     "message",
+    "extra",
 )
 
 
@@ -118,6 +119,15 @@ def _join(
             .select(_ROW_COLUMNS)
             .filter(pl.col("row_id").is_in(ids.implode()))
             .with_columns(pl.col(c).cast(pl.String) for c in ("host", "source", "pod", "workload"))
+            # The rank a reader found in the line (torch_npu RankID, HCCL rank[N]) when the
+            # worker column holds something else (a ModelArts task index).
+            .with_columns(
+                pl.col("extra")
+                .str.json_path_match("$.rank")
+                .cast(pl.Int32, strict=False)
+                .alias("rank")
+            )
+            .drop("extra")
             .collect()
         )
     else:
@@ -135,6 +145,7 @@ def _join(
                 "slice": pl.Int32,
                 "attempt": pl.Int32,
                 "message": pl.String,
+                "rank": pl.Int32,
             }
         )
     return (

@@ -24,6 +24,28 @@ from dataclasses import dataclass
 
 import polars as pl
 
+#: Roots at or below this precedence are catch-alls ("a traceback", "an exception line"):
+#: they say that something raised, not what it means.
+CATCH_ALL_PRECEDENCE = -50
+
+
+def yield_to_specific(evidence: pl.DataFrame) -> pl.DataFrame:
+    """``evidence`` where a catch-all root (precedence <= :data:`CATCH_ALL_PRECEDENCE`) is
+    made context on a row that a specific signature (precedence >= 0) reads as a consequence
+    or as information: the specific reading of the record wins over the catch-all's guess that
+    it states a cause."""
+    if evidence.height == 0:
+        return evidence
+    specific = (pl.col("role") != "root") & (pl.col("precedence") >= 0)
+    explained = specific.any().over("row_id")
+    generic_root = (pl.col("role") == "root") & (pl.col("precedence") <= CATCH_ALL_PRECEDENCE)
+    return evidence.with_columns(
+        pl.when(generic_root & explained)
+        .then(pl.lit("context"))
+        .otherwise(pl.col("role"))
+        .alias("role")
+    )
+
 
 @dataclass(frozen=True)
 class Winner:

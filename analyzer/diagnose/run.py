@@ -261,7 +261,11 @@ def _verdict(draft: VerdictDraft, quoted: dict[int, EvidenceRow], data: CaseData
         hosts=draft.attempt.hosts,
         failure_mode=draft.failure_mode,
         failure_class=draft.failure_class,
-        summary=draft.summary,
+        summary=(
+            draft.summary
+            if first is None
+            else f"{draft.summary} ({first.citation.path}:{first.citation.line})."
+        ),
         confidence=draft.confidence,
         confidence_reason=draft.confidence_reason,
         first_error=first,

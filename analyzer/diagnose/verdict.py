@@ -24,7 +24,6 @@ from analyzer.diagnose.draft import (
     Context,
     CulpritDraft,
     VerdictDraft,
-    cite,
     when,
 )
 from analyzer.diagnose.findings import Confidence
@@ -36,6 +35,7 @@ def decide(context: Context) -> VerdictDraft:
     """The verdict of one attempt."""
     offsets = skew.estimate(context.evidence)
     ranked = skew.corrected(context.evidence, offsets)
+    ranked = first_error.yield_to_specific(ranked)
     aside = relevance.unrelated(context, ranked)
     ranked = relevance.set_aside(ranked, aside)
     winner = first_error.pick(ranked, "root", context.tolerance_ns)
@@ -67,9 +67,10 @@ def decide(context: Context) -> VerdictDraft:
     steps = list(knowledge.next_steps)
     if confidence == "LOW":
         steps += _collect_next(culprit)
+    # The citation (the physical line that states the error) is added once rows are quoted.
     summary = (
         f"{knowledge.title}: {culprit.subject}; first error {row['signature']} "
-        f"on {row['host'] or 'an unnamed host'} at {when(row['ts'])} ({cite(row)})."
+        f"on {row['host'] or 'an unnamed host'} at {when(row['ts'])}"
     )
     return VerdictDraft(
         attempt=context.attempt,

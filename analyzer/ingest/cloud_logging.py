@@ -51,7 +51,7 @@ import numpy as np
 import polars as pl
 
 from analyzer.hosts import chip_location
-from analyzer.ingest import grammars, k8s
+from analyzer.ingest import grammars, jsondoc, k8s
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
 from analyzer.ingest.extra import compact_json
 from analyzer.ingest.folding import EXCEPTION_LINE, mark_records
@@ -164,6 +164,10 @@ _GCS_OBJECT: Final = re.compile(
     r"/\d{4}/\d{2}/\d{2}/\d{2}:00:00_\d{2}:59:59_[SA]\d+\.json(?:\.gz)?$"
 )
 _CSV_LIMIT: Final = 512 << 20
+#: The head of a Logging API ``entries.list`` response (what gcpdiag and REST clients save).
+_API_RESPONSE: Final = re.compile(rb'^\{\s*"entries"\s*:\s*\[')
+#: Such a response is one page, parsed whole (jsondoc keeps each entry's line).
+_API_RESPONSE_LIMIT: Final = 256 << 20
 # Node-level logs (kubelet journal, node agents, serial console) and Kubernetes events are the
 # kubelet source wherever they were exported from; ML Diagnostics SDK metrics are diagon.
 _NODE_LOGS: Final = (
@@ -233,7 +237,9 @@ class CloudLoggingReader:
         """Stream the entries of the file as canonical rows."""
         head = content.head(SNIFF_BYTES).removeprefix(BOM).lstrip()
         tz = check_tz(ctx.options.tz)
-        if head[:1] == b"[" or (head[:1] == b"{" and not _one_entry_per_line(head)):
+        if _API_RESPONSE.match(head):
+            yield from self._api_response(content, ctx, tz)
+        elif head[:1] == b"[" or (head[:1] == b"{" and not _one_entry_per_line(head)):
             objects = head[:1] == b"{"
             for chunk in iter_elements(content, ctx, objects=objects):
                 texts = pl.Series("text", chunk.texts, dtype=pl.String)
@@ -248,6 +254,49 @@ class CloudLoggingReader:
     def _json_lines(self, content: Content, ctx: ReadContext, tz: str) -> Iterator[pl.DataFrame]:
         for texts, lines, offsets in json_lines(content, ctx):
             yield from self._rows(texts, lines, offsets, ctx, tz, "jsonl")
+
+    def _api_response(self, content: Content, ctx: ReadContext, tz: str) -> Iterator[pl.DataFrame]:
+        """An ``entries.list`` response of the Logging API: ``{"entries": [...],
+        "nextPageToken": ...}``, one page, parsed whole (each entry keeps its line)."""
+        data = content.read_at_most(_API_RESPONSE_LIMIT + 1)
+        if len(data) > _API_RESPONSE_LIMIT:
+            ctx.counts.records += 1
+            ctx.file_issue(
+                f"Logging API response is larger than {_API_RESPONSE_LIMIT:,} bytes; not parsed"
+            )
+            ctx.drop(1, 0, "Logging API response too large to parse", data[:4096])
+            return
+        try:
+            document = jsondoc.load(data)
+        except jsondoc.DocumentError as exc:
+            ctx.counts.records += 1
+            ctx.drop(exc.line, exc.offset, f"not valid JSON: {exc}", data[:4096])
+            return
+        entries = document.get("entries") if isinstance(document, dict) else None
+        if not isinstance(entries, jsondoc.LocatedList):
+            ctx.counts.records += 1
+            ctx.drop(1, 0, '"entries" is not a list of log entries', data[:4096])
+            return
+        texts: list[str] = []
+        lines: list[int] = []
+        offsets: list[int] = []
+        for entry in entries:
+            ctx.counts.records += 1
+            if not isinstance(entry, jsondoc.LocatedDict):
+                ctx.drop(entries.line, entries.offset, "an element of entries is not an object")
+                continue
+            texts.append(json.dumps(entry))
+            lines.append(entry.line)
+            offsets.append(entry.offset)
+        if texts:
+            yield from self._rows(
+                pl.Series("text", texts, dtype=pl.String),
+                np.asarray(lines, dtype=np.int32),
+                np.asarray(offsets, dtype=np.int64),
+                ctx,
+                tz,
+                "api_response",
+            )
 
     def _csv(self, content: Content, ctx: ReadContext, tz: str) -> Iterator[pl.DataFrame]:
         data = content.read_at_most(_CSV_LIMIT + 1)

@@ -20,6 +20,9 @@ Rules (formats.md §5.3), decided per line with polars expressions over a whole 
   received from peer …``) continues that line;
 * XLA's ``Total hbm usage >= …:`` table continues a record that holds a traceback or a
   previous line that mentions ``RESOURCE_EXHAUSTED`` (its rows are indented);
+* a TensorFlow status names the task it came from and states the error on the next line
+  (``… From /job:worker/replica:0/task:1:`` then ``All 10 retry attempts failed …``): the line
+  after one ending in such a task name continues it;
 * otherwise an unprefixed line is a record of its own;
 * a blank line belongs to the record around it when the next non-blank line continues that
   record, and is otherwise counted as blank;
@@ -59,6 +62,8 @@ _BARRIER_REACHED: Final = "# of tasks that reached the barrier: "
 _BARRIER_FIRST: Final = "The first task at the barrier: "
 _GRPC_DETAILS: Final = "Additional GRPC error information from remote target "
 _HBM_TABLE: Final = "Total hbm usage >= "
+#: A TensorFlow status' origin, ending its line: the error follows on the next one.
+_TF_FROM_TASK: Final = r"\bFrom /job:[^\s/]+/replica:\d+/task:\d+:\s*$"
 
 
 def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.LazyFrame:
@@ -123,6 +128,7 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
         body.str.starts_with(":").alias("_grpc_detail"),
         body.str.starts_with(_HBM_TABLE).alias("_hbm"),
         body.str.contains("RESOURCE_EXHAUSTED", literal=True).alias("_exhausted"),
+        body.str.contains(_TF_FROM_TASK).alias("_tf_from"),
     )
     opened = pl.col("_begin").cast(pl.Int32).cum_sum().shift(1, fill_value=0)
     closed = pl.col("_end").cast(pl.Int32).cum_sum().shift(1, fill_value=0)
@@ -144,6 +150,7 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
         "_reached",
         "_grpc",
         "_exhausted",
+        "_tf_from",
     ]
     flags = flags.with_columns(
         (opened > closed).alias("_in_block"), *[_previous(c, brk) for c in previous]
@@ -171,6 +178,7 @@ def mark_records(frame: pl.LazyFrame, *, max_lines: int, max_bytes: int) -> pl.L
                 | (pl.col("_barrier_first") & pl.col("_prev_reached"))
                 | (pl.col("_grpc") & pl.col("_prev_error_header"))
                 | (pl.col("_grpc_detail") & pl.col("_prev_grpc"))
+                | pl.col("_prev_tf_from")
             )
         )
     )

@@ -111,6 +111,18 @@ KUBECTL_EVENTS: Final[tuple[Grammar, ...]] = (
     ),
 )
 
+#: RFC 5424 syslog (rsyslog's RSYSLOG_SyslogProtocol23Format, journald forwarders): after
+#: the stamp (peeled off as a wrapper) come host, app, procid and msgid, then structured data
+#: (``-`` when none): ``NodeA kubelet 24578 - -  E0207 02:49:40.738973 …``.
+SYSLOG_5424: Final = Grammar(
+    "syslog_5424",
+    "syslog",
+    r"^(?P<host>[^\s\[\]]+) (?P<logger>[^\s\[\]]+) (?P<tid>\d+|-) \S+ (?:-|\[[^\]]*\])+ *"
+    r"(?P<lvl>)",
+    "none",
+    after_timestamp=True,
+)
+
 #: Tried in this order; the first match wins. Order matters where grammars overlap: the
 #: pre-``InitializeLog`` epoch form of absl must come before the ``MMDD`` form.
 GRAMMARS: Final[tuple[Grammar, ...]] = (
@@ -214,6 +226,7 @@ GRAMMARS: Final[tuple[Grammar, ...]] = (
         "%Y%b %d %H:%M:%S%.f",
         ((r" +", " "),),
     ),
+    SYSLOG_5424,
     *KUBECTL_EVENTS,
 )
 
@@ -224,7 +237,15 @@ _TIMESTAMP_PREFIX: Final = (
     r"(?:(?P<stream>stdout|stderr) (?P<tag>[PF]) )?)"
 )
 _RANK_PREFIX: Final = r"^(?P<all>\[rank(?P<rank>\d+)\]: ?)"
-_ANY_WRAPPER: Final = r"^(?:\[pod/|\[rank\d|\d{4}-\d{2}-\d{2}T)"
+#: Ray (and vLLM's multiprocess executor) name the process a line came from:
+#: ``(TaskRunner pid=467613) ``, ``(pid=6093, ip=10.128.0.47) ``; the IP is the node's.
+_PROCESS_PREFIX: Final = (
+    r"^(?P<all>\((?:[A-Za-z_][\w.:-]*(?: |, ))?pid=\d+"
+    r"(?:, ip=(?P<ip>\d{1,3}(?:\.\d{1,3}){3}))?\) ?)"
+)
+_ANY_WRAPPER: Final = (
+    r"^(?:\[pod/|\[rank\d|\d{4}-\d{2}-\d{2}T|\((?:[A-Za-z_][\w.:-]*(?: |, ))?pid=\d)"
+)
 ANSI_ESCAPE: Final = r"\x1b\[[0-9;?]*[A-Za-z]"
 LOG_FILE_HEADER: Final = r"^Log file created at: (\d{4})/(\d{2})/(\d{2}) "
 _HALF_YEAR: Final = dt.timedelta(days=183)
@@ -254,6 +275,7 @@ _WRAPPED: Final = {
     "wrap_ts": "rfc",
     "stream": "stream",
     "cri_tag": "tag",
+    "wrap_host": "ip",
     "rank": "rank",
 }
 
@@ -344,7 +366,7 @@ def parse_lines_lazy(
 
 
 def _peel_wrappers(frame: pl.DataFrame) -> pl.DataFrame:
-    """Peel kubectl/CRI/torchrun wrappers off ``rest`` (skipped when no line has one)."""
+    """Peel kubectl/CRI/Ray/torchrun wrappers off ``rest`` (skipped when no line has one)."""
     if not frame.select(pl.col("rest").str.contains(_ANY_WRAPPER).any()).item():
         return frame.with_columns(
             *[pl.lit(None, dtype=pl.String).alias(name) for name in _WRAPPED if name != "rank"],
@@ -354,6 +376,7 @@ def _peel_wrappers(frame: pl.DataFrame) -> pl.DataFrame:
     for pattern, fields in (
         (_KUBECTL_PREFIX, {"pod": "pod", "container": "container"}),
         (_TIMESTAMP_PREFIX, {"rfc": "wrap_ts", "stream": "stream", "tag": "cri_tag"}),
+        (_PROCESS_PREFIX, {"ip": "wrap_host"}),
         (_RANK_PREFIX, {"rank": "rank"}),
     ):
         query = query.with_columns(pl.col("rest").str.extract_groups(pattern).alias("_w"))
@@ -398,7 +421,7 @@ def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFram
         pl.when(level.str.len_bytes() > 0).then(level).alias("level"),
         group("logger").alias("logger"),
         group("tid").alias("tid"),
-        group("host").alias("host"),
+        pl.coalesce(group("host"), pl.col("wrap_host")).alias("host"),
         (pl.col("g_msg") if grammar else pl.col("rest")).alias("message"),
         pl.coalesce(wrap_ts, own).alias("ts"),
         pl.when(wrap_ts.is_not_null())
@@ -467,7 +490,9 @@ def _local(text: pl.Series, fmt: str, tz: str) -> pl.Series:
 _ANSI: Final = re.compile(ANSI_ESCAPE)
 
 
-_WRAPPERS: Final = tuple(re.compile(p) for p in (_KUBECTL_PREFIX, _TIMESTAMP_PREFIX, _RANK_PREFIX))
+_WRAPPERS: Final = tuple(
+    re.compile(p) for p in (_KUBECTL_PREFIX, _TIMESTAMP_PREFIX, _PROCESS_PREFIX, _RANK_PREFIX)
+)
 
 
 @functools.lru_cache(maxsize=32)

@@ -64,6 +64,8 @@ _DESCRIBE_NAME: Final = r"^Name:\s+([^\s/]+)\s*$"
 _DESCRIBE_NODE: Final = r"^(?:Node|Host):\s+([^\s/<][^\s/]*)"
 #: Fields only a pod's description has, and fields only a node's has.
 _POD_FIELDS: Final = r"^(?:Namespace|Node|Host|Image\(s\)|Controlled By|Containers|QoS Class):"
+#: The scheduler's event that places a pod: it names the pod and node of the event table.
+_ASSIGNED: Final = r"Successfully assigned (?:[^/\s]+/)?(?P<pod>[^\s/]+) to (?P<node>[^\s/]+)"
 _NODE_FIELDS: Final = r"^(?:Roles|Taints|Unschedulable|Addresses|Capacity|System Info):"
 
 
@@ -71,8 +73,11 @@ def describe_subjects(lines: pl.LazyFrame) -> pl.LazyFrame:
     """Fill ``pod`` and ``host`` of the lines of ``kubectl describe pod|node`` output from the
     block they are in: a pod block names the pod (its ``Name:``) and its node (``Node:``),
     a node block names the node. Lines outside such blocks, and lines that name their own
-    pod or host, keep theirs. ``lines`` needs ``text``, ``pod``, ``host`` and ``batch_file``
-    (blocks never run from one file into the next)."""
+    pod or host, keep theirs. The rows of an event table (``grammar`` of the kubectl family)
+    whose block does not say take the pod and node from the table's ``Scheduled`` event
+    ("Successfully assigned ns/pod to node"), as excerpts that start at ``Events:`` show them.
+    ``lines`` needs ``text``, ``grammar``, ``pod``, ``host`` and ``batch_file`` (blocks never
+    run from one file into the next)."""
     text = pl.col("text")
     block = text.str.contains(_DESCRIBE_NAME).cast(pl.UInt32).cum_sum().over("batch_file")
     within = ["batch_file", "_block"]
@@ -81,14 +86,22 @@ def describe_subjects(lines: pl.LazyFrame) -> pl.LazyFrame:
         text.str.extract(_DESCRIBE_NODE, 1).drop_nulls().first().over(within).alias("_node"),
         text.str.contains(_POD_FIELDS).any().over(within).alias("_is_pod"),
         text.str.contains(_NODE_FIELDS).any().over(within).alias("_is_node"),
+        text.str.extract(_ASSIGNED, 1).drop_nulls().first().over(within).alias("_assigned_pod"),
+        text.str.extract(_ASSIGNED, 2).drop_nulls().first().over(within).alias("_assigned_node"),
     )
     in_block = pl.col("_block") > 0
     is_pod = in_block & pl.col("_is_pod") & pl.col("_name").is_not_null()
     is_node = in_block & ~pl.col("_is_pod") & pl.col("_is_node") & pl.col("_name").is_not_null()
+    event = pl.col("grammar").str.starts_with("kubectl").fill_null(False)
     return marked.with_columns(
-        pl.coalesce(pl.col("pod"), pl.when(is_pod).then(pl.col("_name"))).alias("pod"),
+        pl.coalesce(
+            pl.col("pod"),
+            pl.when(is_pod).then(pl.col("_name")),
+            pl.when(event).then(pl.col("_assigned_pod")),
+        ).alias("pod"),
         pl.coalesce(
             pl.col("host"),
             pl.when(is_pod).then(pl.col("_node")).when(is_node).then(pl.col("_name")),
+            pl.when(event).then(pl.col("_assigned_node")),
         ).alias("host"),
-    ).drop("_block", "_name", "_node", "_is_pod", "_is_node")
+    ).drop("_block", "_name", "_node", "_is_pod", "_is_node", "_assigned_pod", "_assigned_node")

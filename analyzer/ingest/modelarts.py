@@ -234,7 +234,9 @@ MODELARTS_GRAMMARS: Final[tuple[Grammar, ...]] = (
 
 #: Lines that only an Ascend / ModelArts process writes (for ``sniff``).
 _ASCEND_LINE: Final = re.compile(
-    r"^(?:\[rank\d+\]: ?)?(?:\[Model[Aa]rts Service Log\]"
+    # A Ray or vLLM process prefix ``(TaskRunner pid=123) `` may come first.
+    r"^(?:\((?:[A-Za-z_][\w.:-]*(?: |, ))?pid=\d+[^)]*\) ?)?"
+    r"(?:\[rank\d+\]: ?)?(?:\[Model[Aa]rts Service Log\]"
     r"|time=\"[^\"]*\" level=\w+ msg=.*\bPlatform=ModelArts-Service\b"
     rf"|\[(?:{_CANN_LEVEL})\] ?[A-Z][A-Z0-9_]*\(\d+[,:][^)]*\):{_CANN_STAMP} \["
     r"|\[(?:ERROR|WARN|WARNING|INFO|DEBUG)\] \d{4}-\d{2}-\d{2}-\d{2}:\d{2}:\d{2} "

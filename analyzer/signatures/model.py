@@ -57,7 +57,7 @@ Severity = Literal["critical", "error", "warning", "info"]
 Status = Literal["stable", "preview"]
 Source = Literal["cloud_logging", "kubelet", "modelarts", "diagon", "text"]
 
-CODE_PATTERN: Final = r"^[A-Z]+-[A-Z0-9]+-\d{3}$"
+CODE_PATTERN: Final = r"^[A-Z][A-Z0-9]*-[A-Z0-9]+-\d{3}$"
 NAME_PATTERN: Final = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 GROUP_NAME_PATTERN: Final = r"^[a-z][a-z0-9_]*$"
 #: Constructs outside the common subset of the three regex engines.

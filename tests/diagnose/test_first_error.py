@@ -7,7 +7,7 @@ import datetime as dt
 
 import polars as pl
 
-from analyzer.diagnose.first_error import pick
+from analyzer.diagnose.first_error import pick, yield_to_specific
 
 T0 = dt.datetime(2026, 11, 29, 18, 0, 0, tzinfo=dt.UTC)
 SECOND = 1_000_000_000
@@ -136,3 +136,24 @@ def test_a_timed_candidate_goes_before_untimed_ones() -> None:
 
 def test_untimed_rows_of_another_role_are_not_candidates() -> None:
     assert pick(_untimed([(1, 1, "HB", 0, "secondary")]), "root", 2 * SECOND) is None
+
+
+def test_a_generic_root_yields_to_a_specific_reading_of_its_row() -> None:
+    evidence = _evidence(
+        [
+            (1, "a", "PY-EXC", 0.0, -50, "root"),
+            (1, "a", "SYNC-TIMEOUT", 0.0, 0, "secondary"),
+            (2, "a", "PY-EXC", 1.0, -50, "root"),
+            (4, "c", "OOMKILLED", 30.0, -10, "root"),
+            (4, "c", "EXIT-137", 30.0, 0, "context"),
+            (3, "b", "HW", 10.0, 10, "root"),
+            (3, "b", "INFO", 10.0, 5, "context"),
+        ]
+    )
+    roles = yield_to_specific(evidence).sort("row_id", "signature")["role"].to_list()
+    # Row 1's catch-all is explained by a specific consequence signature; row 2 has no other
+    # reading; row 3's root is itself specific, and so is row 4's, whose low precedence only
+    # ranks it among simultaneous roots (it is not a catch-all).
+    assert roles == ["context", "secondary", "root", "root", "context", "context", "root"]
+    winner = pick(yield_to_specific(evidence), "root", 2 * SECOND)
+    assert winner is not None and winner.row["row_id"] == 2

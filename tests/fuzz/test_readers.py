@@ -14,6 +14,7 @@ batched path and files over 1 MiB through the streamed one. Then:
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 from typing import Final
@@ -34,6 +35,17 @@ _LINE_READERS: Final = frozenset({"text", "unrecognized", "diagon", "modelarts"}
 _UTF8_BOM: Final = b"\xef\xbb\xbf"
 
 
+def _pretty_printed(head: bytes) -> bool:
+    first, newline, _ = head.partition(b"\n")
+    if not newline:
+        return False
+    try:
+        json.loads(first)
+    except ValueError:
+        return first.strip() in (b"{", b"{\r")
+    return False
+
+
 def line_framed(reader: str | None, data: bytes) -> bool:
     """Whether the reader frames this (uncompressed) file as lines, decided from its head the
     way the reader does.
@@ -49,8 +61,9 @@ def line_framed(reader: str | None, data: bytes) -> bool:
     head = data[:SNIFF_BYTES].removeprefix(_UTF8_BOM).lstrip()
     if reader == "kubelet":  # klog and journal text, journal JSON lines; not journal export
         return not head.startswith((b"__CURSOR=", b"__REALTIME_TIMESTAMP="))
-    if reader == "cloud_logging":  # JSON lines; not a JSON array nor a CSV export
-        return head[:1] == b"{" or not head
+    if reader == "cloud_logging":  # JSON lines; not a JSON array, a CSV export, nor
+        # pretty-printed entries one after another (a first line that is a lone "{")
+        return not head or (head[:1] == b"{" and not _pretty_printed(head))
     return False  # diagon_api, modelarts_api: one JSON document
 
 

@@ -632,8 +632,8 @@ TRACEBACK = (
 FORGED = b"evil\n## Culprit: host-0\xff.log"
 LATIN = b"caf\xe9-\xfe\xff.log"
 SHOWN = {FORGED: "evil\\x0a## Culprit: host-0\\xff.log", LATIN: "caf\\xe9-\\xfe\\xff.log"}
-#: Lines without a time, like the traceback's: with them, the traceback is a lead of the
-#: report's one attempt, cited by its file's path.
+#: Lines without a time, like the traceback's: the traceback, first by position in its file,
+#: is the report's first error, cited by its file's path at its exception line.
 PLAIN = b"plain line one\nplain line two\n"
 
 
@@ -673,7 +673,7 @@ def test_names_with_a_newline_and_invalid_utf8_are_escaped_and_cited(
     assert messages[SHOWN[FORGED]][0].startswith("Traceback (most recent call last):")
     # The report quotes the escaped path; the newline cannot start a line of its own.
     report = result.report_path.read_text(encoding="utf-8")
-    assert f"`{SHOWN[FORGED]}:1`" in report
+    assert f"`{SHOWN[FORGED]}:3`" in report
     assert not any(line.startswith("## Culprit: host-0") for line in report.splitlines())
     findings = result.findings_path.read_text(encoding="utf-8")
     assert "host-0\\\\xff.log" in findings  # JSON-escaped backslash of the shown path

@@ -28,11 +28,18 @@ def _subjects(text: str, **given: list[str | None]) -> pl.DataFrame:
     frame = pl.DataFrame(
         {
             "text": lines,
+            "grammar": given.get("grammar", [None] * len(lines)),
             "pod": given.get("pod", [None] * len(lines)),
             "host": given.get("host", [None] * len(lines)),
             "batch_file": [0] * len(lines),
         },
-        schema={"text": pl.String, "pod": pl.String, "host": pl.String, "batch_file": pl.Int32},
+        schema={
+            "text": pl.String,
+            "grammar": pl.String,
+            "pod": pl.String,
+            "host": pl.String,
+            "batch_file": pl.Int32,
+        },
     )
     return describe_subjects(frame.lazy()).collect()
 
@@ -53,7 +60,7 @@ def test_a_name_line_of_something_else_names_nothing() -> None:
 
 def test_a_line_that_names_its_own_subject_keeps_it() -> None:
     lines = POD.split("\n")
-    own = [None] * len(lines)
+    own: list[str | None] = [None] * len(lines)
     own[4] = "node-from-the-event"
     rows = _subjects(POD, host=own)
     assert rows["host"][4] == "node-from-the-event"
@@ -61,16 +68,43 @@ def test_a_line_that_names_its_own_subject_keeps_it() -> None:
 
 
 def test_blocks_do_not_run_from_one_file_into_the_next() -> None:
-    lines = POD.split("\n")[:3] + ["  Warning  Failed  5m  kubelet  Error: ErrImagePull"]
+    lines = [*POD.split("\n")[:3], "  Warning  Failed  5m  kubelet  Error: ErrImagePull"]
     frame = pl.DataFrame(
         {
             "text": lines,
+            "grammar": [None] * 4,
             "pod": [None] * 4,
             "host": [None] * 4,
             "batch_file": [0, 0, 0, 1],
         },
-        schema={"text": pl.String, "pod": pl.String, "host": pl.String, "batch_file": pl.Int32},
+        schema={
+            "text": pl.String,
+            "grammar": pl.String,
+            "pod": pl.String,
+            "host": pl.String,
+            "batch_file": pl.Int32,
+        },
     )
     rows = describe_subjects(frame.lazy()).collect()
     assert rows["pod"].to_list()[:3] == ["ebaogi-bff-app-955968dbb-ktnnx"] * 3
     assert rows["pod"][3] is None
+
+
+def test_an_event_table_takes_its_pod_and_node_from_the_scheduled_event() -> None:
+    table = [
+        "Events:",
+        "  Type     Reason     Age   From               Message",
+        "  Normal   Scheduled  18m   default-scheduler  Successfully assigned ns/web-7c8f to node-4",
+        "  Warning  BackOff    4m    kubelet            Back-off restarting failed container",
+        "some other line that mentions nothing",
+    ]
+    grammar: list[str | None] = [
+        None,
+        None,
+        "kubectl_describe_event",
+        "kubectl_describe_event",
+        None,
+    ]
+    rows = _subjects("\n".join(table), grammar=grammar)
+    assert rows["pod"].to_list() == [None, None, "web-7c8f", "web-7c8f", None]
+    assert rows["host"].to_list() == [None, None, "node-4", "node-4", None]

@@ -176,8 +176,26 @@ def test_every_grammar_has_a_positive_case_above() -> None:
         "kubectl_describe_event",
         "kubectl_get_event",
         "kubectl_old_event",
+        "syslog_5424",
     }
     assert names == tested
+
+
+def test_rfc5424_syslog_after_its_stamp_names_host_and_program() -> None:
+    row = _parse(
+        "2024-02-07T02:49:40.739405+00:00 NodeA kubelet 24578 - -  E0207 02:49:40.738973   "
+        '24578 remote_runtime.go:176] "RunPodSandbox from runtime service failed"'
+    )
+    assert (row["grammar"], row["host"], row["logger"], row["tid"]) == (
+        "syslog_5424",
+        "NodeA",
+        "kubelet",
+        "24578",
+    )
+    assert str(row["message"]).startswith("E0207 02:49:40.738973")
+    assert row["ts_quality"] == "exact"
+    # Without a leading stamp the same words are not RFC 5424.
+    assert _parse("NodeA kubelet 24578 - - hello")["grammar"] is None
 
 
 @pytest.mark.parametrize(
@@ -382,3 +400,34 @@ def test_any_dated_says_whether_parsing_could_date_a_line(lines: list[str], date
         parsed = parse_lines(pl.Series(lines), anchor=ANCHOR)
         found = parsed.filter(pl.col("ts_quality").is_in(["exact", "inferred_tz"]))["ts"]
         assert (found.drop_nulls().len() > 0) is dated
+
+
+@pytest.mark.parametrize(
+    ("line", "host", "rank", "message"),
+    [
+        (
+            "(TaskRunner pid=467613) EJ0001: Failed to initialize the HCCP process.",
+            None,
+            None,
+            "EJ0001: Failed to initialize the HCCP process.",
+        ),
+        (
+            "(pid=6093, ip=10.128.0.47) cluster TPU setup start",
+            "10.128.0.47",
+            None,
+            "cluster TPU setup start",
+        ),
+        (
+            "(WorkerDict pid=904548, ip=10.0.0.3) [rank1]: RuntimeError: NCCL error",
+            "10.0.0.3",
+            1,
+            "RuntimeError: NCCL error",
+        ),
+        ("(see above) not a process prefix", None, None, "(see above) not a process prefix"),
+    ],
+)
+def test_ray_process_prefixes_are_peeled_and_name_the_node(
+    line: str, host: str | None, rank: int | None, message: str
+) -> None:
+    row = _parse(line)
+    assert (row["host"], row["rank"], row["message"]) == (host, rank, message)
