@@ -196,9 +196,8 @@ def run_episode(episode: Episode, sample: Sequence[Line], work: Path, mode: str 
     write_window(sample[episode.lo - 1 : episode.hi], path)
     started = time.perf_counter()
     silence_kw: dict[str, Any] = {} if silence is None else {"silence_s": silence}
-    result = api.analyze(
-        [path], work / "out", signatures=[SIGNATURES_DIR], redact=False, **silence_kw
-    )
+    settings = api.AnalyzeSettings(signatures=(SIGNATURES_DIR,), redact=False, **silence_kw)
+    result = api.analyze([path], work / "out", settings)
     seconds = time.perf_counter() - started
     verdict = result.findings.verdict
     first = verdict.first_error

@@ -76,19 +76,21 @@ def analyze(
         result = api.analyze(
             bundle,
             out,
-            signatures=signatures or [],
-            backend=backend,
-            redact=not no_redact,
-            template=template,
-            skew_s=skew,
-            silence_s=silence,
+            api.settings(
+                signatures=tuple(signatures or ()),
+                backend=backend,
+                redact=not no_redact,
+                template=template,
+                skew_s=skew,
+                silence_s=silence,
+                jobs=jobs,
+                engine=engine,
+                address=address,
+                workers=workers,
+                shards=shards,
+                html=html,
+            ),
             progress=progress,
-            jobs=jobs,
-            engine=engine,
-            address=address,
-            workers=workers,
-            shards=shards,
-            html=html,
         )
     if json_out:
         sys.stdout.write(result.findings.model_dump_json(indent=2) + "\n")
@@ -115,11 +117,9 @@ def report(
 
     written = api.report(
         case,
-        format=format_,
-        out=out,
-        signatures=signatures or [],
-        redact=not no_redact,
-        template=template,
+        format_,
+        out,
+        api.settings(signatures=tuple(signatures or ()), redact=not no_redact, template=template),
     )
     console().print(f"wrote {written}", markup=False)
 

@@ -56,7 +56,13 @@ def handoff(
         return
     if out is None:
         raise UsageError("handoff needs -o FILE.tar.zst")
-    result = api.handoff(target, out, case_id=case_id, context=context, signatures=signatures or [])
+    result = api.handoff(
+        target,
+        out,
+        case_id=case_id,
+        context=context,
+        settings=api.settings(signatures=tuple(signatures or ())),
+    )
     screen.print(
         f"{result.path}: case {result.case_id}, {result.members} members, {result.rows:,} rows, "
         f"{result.bytes / 2**20:,.1f} MiB",

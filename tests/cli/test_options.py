@@ -1,7 +1,7 @@
 """Option defaults: the command line's equal the library's, and none is left unaccounted for.
 
 An option whose default the library also has (a keyword default of :mod:`analyzer.api`, a
-field of ``BundleLimits`` or ``ReadOptions``, the diagnosis ``Settings``) must default to the
+field of ``AnalyzeSettings``, ``BundleLimits`` or ``ReadOptions``, the diagnosis ``Settings``) must default to the
 very value the library uses, so a default changed in the library cannot silently differ on
 the command line. Every other default that is not "unset" (None, False) belongs to the
 command line itself and is listed as such.
@@ -20,6 +20,7 @@ from analyzer.bundle import BundleLimits
 from analyzer.cli import query, replay, serve
 from analyzer.diagnose.run import Settings
 from analyzer.engine import ENGINES
+from analyzer.flows.settings import AnalyzeSettings
 from analyzer.ingest.base import ReadOptions
 from analyzer.signatures.backends import BACKENDS, DEFAULT_BACKEND, backend_named
 from tests.cli.commands import command_tree, parameter, walk
@@ -38,18 +39,18 @@ MIRRORS: list[tuple[tuple[str, ...], str, Any]] = [
     (("case", "info"), "hosts", keyword_default(api.case_info, "top_hosts")),
     (("match",), "backend", keyword_default(api.match, "backend")),
     (("match",), "backend", keyword_default(api.match_shard, "backend")),
-    (("analyze",), "template", keyword_default(api.analyze, "template")),
-    (("analyze",), "no_redact", not keyword_default(api.analyze, "redact")),
-    (("analyze",), "skew", keyword_default(api.analyze, "skew_s")),
+    (("analyze",), "template", AnalyzeSettings().template),
+    (("analyze",), "no_redact", not AnalyzeSettings().redact),
+    (("analyze",), "skew", AnalyzeSettings().skew_s),
     (("analyze",), "skew", Settings().skew_s),
-    (("analyze",), "silence", keyword_default(api.analyze, "silence_s")),
+    (("analyze",), "silence", AnalyzeSettings().silence_s),
     (("analyze",), "silence", Settings().silence_s),
-    (("analyze",), "backend", keyword_default(api.analyze, "backend")),
-    (("analyze",), "engine", keyword_default(api.analyze, "engine")),
-    (("analyze",), "html", keyword_default(api.analyze, "html")),
+    (("analyze",), "backend", AnalyzeSettings().backend),
+    (("analyze",), "engine", AnalyzeSettings().engine),
+    (("analyze",), "html", AnalyzeSettings().html),
     (("report",), "format_", keyword_default(api.report, "format")),
-    (("report",), "template", keyword_default(api.report, "template")),
-    (("report",), "no_redact", not keyword_default(api.report, "redact")),
+    (("report",), "template", AnalyzeSettings().template),
+    (("report",), "no_redact", not AnalyzeSettings().redact),
     (("handoff",), "context", keyword_default(api.handoff, "context")),
     (("handoff",), "context", handoff.DEFAULT_CONTEXT),
 ]
