@@ -187,6 +187,20 @@ def test_overlapping_anchors_reach_every_signature(
     assert _found(catalogue, rows) == [(0, 1, {}), (0, 2, {"s": "10"}), (0, 3, {})]
 
 
+def test_braces_in_anchors_and_regexes(synthetic: Callable[..., CompiledCatalogue]) -> None:
+    # A Ray resource request is a dict: braces in an anchor must not break any backend's query.
+    catalogue = synthetic(
+        _signature(1, r"cannot be scheduled right now: \{'(?P<resource>\w+)'", ["right now: {'"]),
+        _signature(2, r"code \{(?P<n>\d{3})\}", ["code {"]),
+    )
+    rows = _rows(
+        ("text", "The following resource request cannot be scheduled right now: {'TPU': 4.0}"),
+        ("text", "error code {503}"),
+        ("text", "code 503 without braces"),
+    )
+    assert _found(catalogue, rows) == [(0, 1, {"resource": "TPU"}), (1, 2, {"n": "503"})]
+
+
 def test_sources_filter(synthetic: Callable[..., CompiledCatalogue]) -> None:
     catalogue = synthetic(
         _signature(1, r"node (?P<node>\S+) not ready", ["not ready"], sources=["kubelet"])

@@ -149,6 +149,11 @@ def _chunks(items: list[str], budget: int) -> list[list[str]]:
     return chunks
 
 
+#: Where the table the candidates come from goes in the query text: not a ``str.format`` field,
+#: because anchors and regexes may hold braces (``{…}`` in a Ray resource dict, ``\d{3}``).
+_SOURCE = "\x00source\x00"
+
+
 @functools.lru_cache(maxsize=8)
 def _query(catalogue: CompiledCatalogue) -> tuple[str, str]:
     """The candidates' SELECT list and filter, and the matching query over ``cand``."""
@@ -172,7 +177,7 @@ def _query(catalogue: CompiledCatalogue) -> tuple[str, str]:
     where = (
         f"CAST(source AS VARCHAR) IN ({', '.join(_literal(s) for s in sources)}) AND ({prefilter})"
     )
-    candidates = f"SELECT {select} FROM {{source}} WHERE {where}"
+    candidates = f"SELECT {select} FROM {_SOURCE} WHERE {where}"
     branches = "\nUNION ALL\n".join(_branch(s) for s in catalogue.signatures)
     matching = (
         f"SELECT row_id, signature, role, {_CAPTURES_JSON} AS captures FROM (\n{branches}\n) "
@@ -185,7 +190,9 @@ def _run(
     connection: duckdb.DuckDBPyConnection, catalogue: CompiledCatalogue, source: str
 ) -> pl.DataFrame:
     candidates, matching = _query(catalogue)
-    connection.execute(f"CREATE OR REPLACE TEMP TABLE cand AS {candidates.format(source=source)}")
+    connection.execute(
+        f"CREATE OR REPLACE TEMP TABLE cand AS {candidates.replace(_SOURCE, source)}"
+    )
     table = connection.sql(matching).to_arrow_table()
     connection.execute("DROP TABLE cand")
     frame = pl.from_arrow(table)
