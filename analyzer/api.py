@@ -43,7 +43,14 @@ from analyzer.flows.catalogue import (
     match_line,
     signatures,
 )
-from analyzer.flows.handoffs import HandoffResult, handoff, verdict_key, verify_handoff
+from analyzer.flows.handoffs import (
+    HandoffCheck,
+    HandoffResult,
+    handoff,
+    verdict_key,
+    verify_handoff,
+)
+from analyzer.flows.handoffs import keygen as handoff_keygen
 from analyzer.flows.settings import AnalyzeSettings, settings
 from analyzer.ingest.base import ReadOptions
 from analyzer.replay.accuracy import score_corpus as accuracy
@@ -69,6 +76,7 @@ __all__ = [
     "AnalyzeSettings",
     "BundleLimits",
     "CaseInfo",
+    "HandoffCheck",
     "HandoffResult",
     "IngestResult",
     "LineMatch",
@@ -84,6 +92,7 @@ __all__ = [
     "diagnose_case",
     "findings_schema",
     "handoff",
+    "handoff_keygen",
     "ingest",
     "ingest_shard",
     "lint_signatures",

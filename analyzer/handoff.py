@@ -2,27 +2,28 @@
 another (possibly air-gapped) machine. The format is documented in ``docs/handoff.md``.
 
 ``handoff.tar.zst`` holds ``MANIFEST.json`` (format, case id, tool version, catalogue digest,
-sha256 and size of every other member), ``report.md`` and ``findings.json`` (redacted),
+sha256 and size of every other member), optionally ``MANIFEST.sig`` (an Ed25519 signature over
+the manifest), ``report.md`` and ``findings.json`` (redacted),
 ``attempts.json`` (the attempt split of the full case), a *mini-case* under ``case/``
 (``rows/evidence.parquet``: every matched row, every cited row and the rows of context around
 the first error, messages redacted and ``extra`` dropped; their ``matches.parquet``; the host
 map; the file inventory; an empty quarantine: raw lines never travel) and the extra signature
 folders used, under ``signatures/<n>/``. Everything is redacted before it is written, and
 the archive's bytes depend only on its contents (sorted members, no times or owners).
+Recognizing and verifying a handoff is :mod:`analyzer.provenance`'s.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import shutil
 import tarfile
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path, PurePosixPath
-from typing import Any, Final
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 import polars as pl
 import pyarrow as pa
@@ -46,34 +47,37 @@ from analyzer.case.layout import (
 from analyzer.case.store import Case
 from analyzer.diagnose.attempts import Attempt
 from analyzer.diagnose.findings import Findings
-from analyzer.errors import HandoffError
+from analyzer.provenance.archive import MARKER
+from analyzer.provenance.layout import (
+    ATTEMPTS,
+    CASE_DIR,
+    EVIDENCE_FILE,
+    FORMAT,
+    MANIFEST,
+    SIGNATURE,
+    SIGNATURES_DIR,
+)
+from analyzer.provenance.manifest import Manifest, entries, manifest_bytes
 from analyzer.schema import CANONICAL_SCHEMA
 
-FORMAT: Final = "culprit-handoff/1"
-MANIFEST: Final = "MANIFEST.json"
-ATTEMPTS: Final = "attempts.json"
-CASE_DIR: Final = "case"
-SIGNATURES_DIR: Final = "signatures"
-EVIDENCE_FILE: Final = "evidence.parquet"
+if TYPE_CHECKING:
+    from analyzer.redact import Redactor
+
+#: The format's names, re-exported for this module's callers (defined in provenance.layout).
+__all__ = [
+    "ATTEMPTS",
+    "CASE_DIR",
+    "EVIDENCE_FILE",
+    "FORMAT",
+    "MANIFEST",
+    "SIGNATURE",
+    "SIGNATURES_DIR",
+]
+
 #: Rows of context per host on each side of the first error.
 DEFAULT_CONTEXT: Final = defaults.HANDOFF_CONTEXT
-#: A member larger than this is refused when reading (a handoff is small by design).
-MAX_MEMBER_BYTES: Final = 1 << 30
-
-
-@dataclass(frozen=True)
-class Manifest:
-    format: str
-    case_id: str
-    tool_version: str
-    bundle_id: str
-    catalogue_digest: str
-    signature_folders: list[str]
-    members: dict[str, dict[str, Any]]
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+#: Signs the manifest's bytes: returns the ``MANIFEST.sig`` member (``--sign``).
+Signer = Callable[[bytes], bytes]
 
 
 # -- choosing the rows ------------------------------------------------------------------------
@@ -158,10 +162,11 @@ def _parquet_bytes(table: pa.Table) -> bytes:
     return sink.getvalue()
 
 
-def _mini_case(
-    case: Case, ids: set[int], redact: Callable[[str], str], case_id: str
-) -> dict[str, bytes]:
-    """The mini-case's members (paths relative to ``case/``)."""
+def _mini_case(case: Case, ids: set[int], redact: Redactor, case_id: str) -> dict[str, bytes]:
+    """The mini-case's members (paths relative to ``case/``): messages and captures
+    redacted."""
+    from analyzer.redact.case import host_map_names
+
     id_list = sorted(ids)
     rows = (
         pl.scan_parquet(case.rows_glob)
@@ -170,7 +175,7 @@ def _mini_case(
         .collect()
     )
     rows = rows.with_columns(
-        pl.col("message").map_elements(redact, return_dtype=pl.String),
+        redact.series(rows["message"]),
         pl.lit(None, dtype=pl.String).alias("extra"),
     )
     table = rows.to_arrow().cast(CANONICAL_SCHEMA)
@@ -189,7 +194,9 @@ def _mini_case(
     )
     return {
         f"{ROWS_DIR}/{EVIDENCE_FILE}": _parquet_bytes(table),
-        MATCHES_FILE: _matches_bytes(case.path / MATCHES_FILE, id_list),
+        MATCHES_FILE: _matches_bytes(
+            case.path / MATCHES_FILE, id_list, redact.keeping(host_map_names(case))
+        ),
         HOSTS_FILE: (case.path / HOSTS_FILE).read_bytes(),
         FILES_FILE: (case.path / FILES_FILE).read_bytes(),
         QUARANTINE_FILE: _parquet_bytes(QUARANTINE_SCHEMA.empty_table()),
@@ -198,12 +205,15 @@ def _mini_case(
     }
 
 
-def _matches_bytes(path: Path, ids: list[int]) -> bytes:
-    """The matches of the chosen rows, with the original file's metadata."""
+def _matches_bytes(path: Path, ids: list[int], redact: Redactor) -> bytes:
+    """The matches of the chosen rows, with the original file's metadata. Their captures are
+    redacted like the rows they come from, but for the names of the host map (an IP that
+    resolves a culprit), which the handoff carries in ``hosts.parquet`` anyway."""
     from analyzer.signatures.matching import ARROW_SCHEMA, META_KEY, matches_meta
 
     sink = io.BytesIO()
-    pl.read_parquet(path).filter(pl.col("row_id").is_in(ids)).write_parquet(
+    matches = pl.read_parquet(path).filter(pl.col("row_id").is_in(ids))
+    matches.with_columns(redact.captures(matches["captures"])).write_parquet(
         sink,
         compression="zstd",
         arrow_schema=ARROW_SCHEMA,
@@ -235,10 +245,14 @@ def tar_zst(entries: Sequence[tuple[str, bytes]], *, level: int = 10) -> bytes:
     return compressor.compress(buffer.getvalue())
 
 
-def pack(members: dict[str, bytes], manifest: Manifest) -> bytes:
-    """The archive: MANIFEST.json first, then every member in name order."""
-    head = (MANIFEST, json.dumps(asdict(manifest), indent=2, sort_keys=True).encode())
-    return tar_zst([head, *sorted(members.items())])
+def pack(members: dict[str, bytes], manifest: Manifest, signer: Signer | None = None) -> bytes:
+    """The archive: culprit's skippable zstd frame (so a handoff cut short is still known
+    for one), then the tar: MANIFEST.json first, MANIFEST.sig when ``signer`` is given, then
+    every member in name order."""
+    head = [(MANIFEST, manifest_bytes(manifest))]
+    if signer is not None:
+        head.append((SIGNATURE, signer(head[0][1])))
+    return MARKER + tar_zst([*head, *sorted(members.items())])
 
 
 def build(
@@ -247,12 +261,14 @@ def build(
     report: str,
     attempts: Sequence[Attempt],
     *,
-    redact: Callable[[str], str],
+    redact: Redactor,
     case_id: str,
     signature_folders: Sequence[Path],
     context: int = DEFAULT_CONTEXT,
+    signer: Signer | None = None,
 ) -> tuple[bytes, Manifest, set[int]]:
-    """The handoff archive of an analyzed case (``findings`` already redacted)."""
+    """The handoff archive of an analyzed case (``findings`` already redacted), its manifest
+    signed by ``signer`` when given."""
     cited = {
         c.row_id
         for v in findings.attempts
@@ -274,98 +290,21 @@ def build(
         bundle_id=findings.bundle.id,
         catalogue_digest=findings.catalogue_digest,
         signature_folders=[f"{SIGNATURES_DIR}/{n}" for n in range(len(signature_folders))],
-        members={
-            name: {"sha256": _sha256(data), "bytes": len(data)}
-            for name, data in sorted(members.items())
-        },
+        members=entries(members),
     )
-    return pack(members, manifest), manifest, ids
+    return pack(members, manifest, signer), manifest, ids
 
 
 # -- reading ----------------------------------------------------------------------------------
 
 
-def is_handoff(path: Path) -> bool:
-    """Whether ``path`` looks like a handoff archive (a .tar.zst starting with MANIFEST.json)."""
-    if not path.is_file() or not path.name.endswith(".tar.zst"):
-        return False
-    try:
-        with path.open("rb") as raw:
-            head = zstandard.ZstdDecompressor().stream_reader(raw).read(512)
-    except (OSError, zstandard.ZstdError):
-        return False
-    # A tar header starts with the member's name, NUL-padded; pack() puts the manifest first.
-    return head.startswith(MANIFEST.encode() + b"\0")
-
-
-def _safe(name: str) -> bool:
-    pure = PurePosixPath(name)
-    return bool(name) and not pure.is_absolute() and ".." not in pure.parts
-
-
-def read(path: Path) -> tuple[Manifest, dict[str, bytes]]:
-    """Every member of the handoff file ``path``, verified (see :func:`parse`).
-
-    Raises:
-        HandoffError: as for :func:`parse`, or the file cannot be read.
-    """
-    try:
-        blob = path.read_bytes()
-    except OSError as exc:
-        raise HandoffError(f"cannot read the archive: {exc}", path=str(path)) from None
-    return parse(blob, str(path))
-
-
-def parse(blob: bytes, where: str) -> tuple[Manifest, dict[str, bytes]]:
-    """Every member of a handoff archive, verified against its manifest.
-
-    Raises:
-        HandoffError: not a handoff, truncated or corrupt, a member missing, extra, unsafe,
-            or whose bytes differ from the manifest's sha256.
-    """
-    try:
-        data = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(blob)).read()
-    except zstandard.ZstdError as exc:
-        raise HandoffError(f"cannot read the archive: {exc}", path=where) from None
-    members: dict[str, bytes] = {}
-    try:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
-            for info in archive:
-                if not info.isfile() or not _safe(info.name):
-                    raise HandoffError(f"member {info.name!r} is not a plain file", path=where)
-                if info.size > MAX_MEMBER_BYTES:
-                    raise HandoffError(f"member {info.name!r} is too large", path=where)
-                handle = archive.extractfile(info)
-                assert handle is not None
-                members[info.name] = handle.read()
-    except tarfile.TarError as exc:
-        raise HandoffError(f"the archive is truncated or corrupt: {exc}", path=where) from None
-    if MANIFEST not in members:
-        raise HandoffError(f"not a culprit handoff (no {MANIFEST})", path=where)
-    try:
-        manifest = Manifest(**json.loads(members.pop(MANIFEST)))
-    except (ValueError, TypeError) as exc:
-        raise HandoffError(f"{MANIFEST} is not valid: {exc}", path=where) from None
-    if manifest.format != FORMAT:
-        raise HandoffError(f"handoff format {manifest.format!r} is not {FORMAT!r}", path=where)
-    expected, present = set(manifest.members), set(members)
-    for name in sorted(expected - present):
-        raise HandoffError(f"member {name} is missing", path=where)
-    for name in sorted(present - expected):
-        raise HandoffError(f"member {name} is not in the manifest", path=where)
-    for name in sorted(expected):
-        if _sha256(members[name]) != manifest.members[name]["sha256"]:
-            raise HandoffError(
-                f"member {name} does not match its sha256 in the manifest (tampered or damaged)",
-                path=where,
-            )
-    return manifest, members
-
-
-def unpack(members: dict[str, bytes], target: Path) -> None:
-    """Write verified members under ``target`` (names were checked by :func:`read`)."""
+def unpack(members: dict[str, bytes], target: Path, signature_folders: Sequence[str] = ()) -> None:
+    """Write verified members under ``target`` (their names were checked by
+    :mod:`analyzer.provenance`), and every signature folder, empty ones too."""
     if target.exists():
         shutil.rmtree(target)
+    for folder in signature_folders:
+        (target / folder).mkdir(parents=True, exist_ok=True)
     for name, data in members.items():
         destination = target / name
         destination.parent.mkdir(parents=True, exist_ok=True)

@@ -15,14 +15,15 @@ from analyzer.cli.progress import ProgressBar
 from analyzer.cli.render import console
 
 if TYPE_CHECKING:
-    from analyzer.api import AnalyzeResult
+    from analyzer.api import AnalyzeResult, HandoffCheck
 
 
 def analyze(
     bundle: Annotated[
         list[str],
         typer.Argument(
-            help="A case directory, or a bundle (directories, archives, files; paths or URLs)."
+            help="A case directory, a handoff archive, or a bundle (directories, archives, "
+            "files; paths or URLs)."
         ),
     ],
     out: Annotated[
@@ -63,9 +64,12 @@ def analyze(
         ),
     ] = False,
     quiet: options.Quiet = False,
+    trusted_key: options.TrustedKeys = None,
+    sha256: options.HandoffSha256 = None,
 ) -> None:
     """Ingest (or reuse) a case, match, diagnose; write report.md and findings.json and print
-    the verdict.
+    the verdict. A handoff (any archive holding MANIFEST.json) is verified first, then
+    re-diagnosed and compared with the findings packed in it.
 
     Example: culprit analyze incident.tar.zst -o /tmp/incident
     """
@@ -89,13 +93,17 @@ def analyze(
                 workers=workers,
                 shards=shards,
                 html=html,
+                trusted_keys=tuple(trusted_key or ()),
+                handoff_sha256=sha256,
             ),
             progress=progress,
         )
     if json_out:
         sys.stdout.write(result.findings.model_dump_json(indent=2) + "\n")
-        return
-    _print_verdict(result, html=html)
+    else:
+        _print_verdict(result, html=html)
+    if result.handoff is not None:
+        _print_handoff(result.handoff, stderr=json_out)
 
 
 def report(
@@ -122,6 +130,24 @@ def report(
         api.settings(signatures=tuple(signatures or ()), redact=not no_redact, template=template),
     )
     console().print(f"wrote {written}", markup=False)
+
+
+def _print_handoff(check: HandoffCheck, *, stderr: bool) -> None:
+    """What the handoff's verification proved, and whether the re-diagnosis agrees with the
+    packed findings (stderr when stdout carries findings.json)."""
+    screen = console(stderr=stderr)
+    screen.print(f"Handoff: {check.verification.summary()}", markup=False)
+    for note in check.notes:
+        screen.print(f"note: {note}", markup=False)
+    if check.differences:
+        screen.print(
+            "warning: the re-diagnosis differs from the packed findings.json (the handoff was "
+            "edited, or does not reproduce):",
+            style="yellow",
+            markup=False,
+        )
+        for line in check.differences:
+            screen.print(f"  {line}", style="yellow", markup=False)
 
 
 def _print_verdict(result: AnalyzeResult, *, html: bool) -> None:

@@ -86,3 +86,17 @@ TopHosts = Annotated[int, typer.Option(help="How many hosts to list.")]
 HandoffContext = Annotated[
     int, typer.Option(help="Rows of context per host on each side of the first error.")
 ]
+TrustedKeys = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--trusted-key",
+        help="Refuse a handoff not signed by this Ed25519 public key (PEM, ssh-ed25519 line "
+        "or raw); repeatable.",
+    ),
+]
+HandoffSha256 = Annotated[
+    str | None,
+    typer.Option(
+        "--sha256", help="Refuse a handoff archive whose sha256 is not this (given out of band)."
+    ),
+]

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -32,6 +34,9 @@ from analyzer.diagnose.verdict import decide
 from analyzer.signatures.catalog import Catalogue
 from analyzer.signatures.matching import catalogue_digest
 
+if TYPE_CHECKING:
+    from analyzer.redact import Redactor
+
 #: Clock-skew tolerance between hosts when no measurement says otherwise (seconds).
 DEFAULT_SKEW_S = defaults.SKEW_S
 
@@ -47,7 +52,7 @@ def diagnose(
     catalogue: Catalogue,
     settings: Settings | None = None,
     *,
-    redact: Callable[[str], str] | None = None,
+    redact: Redactor | None = None,
     attempts: list[attempts_mod.Attempt] | None = None,
 ) -> Findings:
     """The findings of a matched case (``matches.parquet`` made with ``catalogue``).
@@ -78,8 +83,9 @@ def diagnose(
     ]
     daemon = _daemon_activity(data)
     extra = daemon["last_row"].to_list()
-    quoted = _quote(data, drafts, redact or (lambda text: text), extra, catalogue)
-    verdicts = [_verdict(draft, quoted, data) for draft in drafts]
+    quote = _redaction(redact, drafts)
+    quoted = _quote(data, drafts, quote, extra, catalogue)
+    verdicts = [_verdict(draft, quoted, data, quote) for draft in drafts]
     return Findings(
         tool_version=__version__,
         catalogue_digest=catalogue_digest(catalogue),
@@ -89,6 +95,20 @@ def diagnose(
         coverage=_coverage(daemon, evidence, drafts, quoted),
         settings={"skew_s": settings.skew_s, "silence_s": settings.silence_s},
     )
+
+
+def _redaction(redact: Redactor | None, drafts: list[VerdictDraft]) -> Redactor:
+    """``redact`` (none when None), keeping the address a verdict blames as written when no
+    host of the case stands for it ("address 10.8.0.9"): that address is the verdict."""
+    from analyzer.redact import VERBATIM
+
+    blamed = {
+        name
+        for draft in drafts
+        if draft.culprit.named is not None and draft.culprit.host is None
+        for name in (draft.culprit.named[1], re.sub(r":\d+$", "", draft.culprit.named[1]))
+    }
+    return (redact or VERBATIM).keeping(blamed)
 
 
 def _final(verdicts: list[Verdict]) -> Verdict:
@@ -208,9 +228,13 @@ def _citations(ids: list[int], quoted: dict[int, EvidenceRow]) -> list[Citation]
     return [quoted[i].citation for i in dict.fromkeys(ids) if i in quoted]
 
 
-def _statement(claim: Claim, quoted: dict[int, EvidenceRow]) -> Statement:
+def _statement(
+    claim: Claim, quoted: dict[int, EvidenceRow], redact: Callable[[str], str]
+) -> Statement:
+    """A claim as findings state it: its text redacted (it may quote a capture: "The row
+    names '10.8.0.9:8471'"), its citations as they are."""
     return Statement(
-        text=claim.text,
+        text=redact(claim.text),
         basis="observed" if claim.basis == "observed" else "inferred",
         rule=claim.rule,
         citations=_citations(claim.row_ids, quoted),
@@ -233,7 +257,15 @@ def _aliases(data: CaseData, host: str | None) -> list[str]:
     return sorted(set(names["alias"].to_list()))
 
 
-def _verdict(draft: VerdictDraft, quoted: dict[int, EvidenceRow], data: CaseData) -> Verdict:
+def _verdict(
+    draft: VerdictDraft,
+    quoted: dict[int, EvidenceRow],
+    data: CaseData,
+    redact: Callable[[str], str],
+) -> Verdict:
+    """The verdict of one attempt. Every text made from the rows (claims, summary, subject,
+    reasons, next steps) is redacted; citations and the structured fields that identify the
+    culprit (its host, aliases and the name a row gives it) are not."""
     first = None
     if draft.first_error is not None:
         row = draft.first_error
@@ -262,18 +294,18 @@ def _verdict(draft: VerdictDraft, quoted: dict[int, EvidenceRow], data: CaseData
         failure_mode=draft.failure_mode,
         failure_class=draft.failure_class,
         summary=(
-            draft.summary
+            redact(draft.summary)
             if first is None
-            else f"{draft.summary} ({first.citation.path}:{first.citation.line})."
+            else f"{redact(draft.summary)} ({first.citation.path}:{first.citation.line})."
         ),
         confidence=draft.confidence,
-        confidence_reason=draft.confidence_reason,
+        confidence_reason=redact(draft.confidence_reason),
         first_error=first,
         culprit=Culprit(
             kind=culprit.kind,
             host=culprit.host,
             aliases=aliases,
-            subject=culprit.subject,
+            subject=redact(culprit.subject),
             evidence=_citations(culprit.row_ids, quoted),
             support=culprit.support,
             named=(
@@ -282,10 +314,10 @@ def _verdict(draft: VerdictDraft, quoted: dict[int, EvidenceRow], data: CaseData
                 else NamedSubject(kind=culprit.named[0], name=culprit.named[1])
             ),
         ),
-        statements=[_statement(c, quoted) for c in draft.claims],
-        conflicts=[_statement(c, quoted) for c in draft.conflicts],
-        negative_findings=draft.negative,
-        next_steps=draft.next_steps,
+        statements=[_statement(c, quoted, redact) for c in draft.claims],
+        conflicts=[_statement(c, quoted, redact) for c in draft.conflicts],
+        negative_findings=[redact(text) for text in draft.negative],
+        next_steps=[redact(text) for text in draft.next_steps],
         evidence=[quoted[i] for i in cited if i in quoted and i not in draft.lead_ids],
         timeline=[quoted[i] for i in draft.timeline_ids if i in quoted],
         leads=[quoted[i] for i in draft.lead_ids if i in quoted],

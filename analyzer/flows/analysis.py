@@ -3,23 +3,24 @@ diagnose, and write the reports; or diagnose and render a case already matched."
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from analyzer import __version__, defaults
+from analyzer import __version__
 from analyzer import handoff as handoff_mod
 from analyzer.case.layout import MATCHES_FILE, meta_path
 from analyzer.case.store import Case
 from analyzer.diagnose.findings import Findings
 from analyzer.engine import engine_named
 from analyzer.engine.remote import is_url
-from analyzer.errors import CaseError, UsageError
+from analyzer.errors import CaseError, HandoffError, UsageError
 from analyzer.flows.cases import ingest_job, ingest_with, load_case
 from analyzer.flows.settings import AnalyzeSettings
 from analyzer.ingest.pipeline import Progress
+from analyzer.provenance.archive import is_handoff
+from analyzer.provenance.layout import CASE_DIR
 from analyzer.report.registry import (
     FINDINGS_FILE,
     HTML_FILE,
@@ -30,6 +31,11 @@ from analyzer.report.registry import (
 from analyzer.signatures.catalog import Catalogue
 from analyzer.signatures.catalog import load as load_catalogue
 from analyzer.signatures.matching import catalogue_digest, matches_meta
+from analyzer.streams import ExpansionBudget
+
+if TYPE_CHECKING:
+    from analyzer.flows.handoffs import HandoffCheck
+    from analyzer.redact import Redactor
 
 #: Where ``analyze`` puts the case of a bundle, under its output directory.
 CASE_SUBDIR: Final = "case"
@@ -45,6 +51,8 @@ class AnalyzeResult:
     findings: Findings
     ingested: bool
     matched: bool
+    #: For a handoff: what its verification proved, and the re-diagnosis's comparison.
+    handoff: HandoffCheck | None = None
 
 
 def is_case(path: Path) -> bool:
@@ -99,10 +107,13 @@ def analyze(
     # URLs stay text: Path() would fold the "//" of gs://bucket.
     paths = [p if isinstance(p, Path) or is_url(p) else Path(p) for p in inputs]
     first = paths[0] if len(paths) == 1 and isinstance(paths[0], Path) else None
-    if first is not None and handoff_mod.is_handoff(first):
+    handoff = _handoff_input(paths, settings)
+    if handoff is not None:
+        from analyzer.flows.handoffs import analyze_handoff
+
         if out is None:
             raise UsageError("a handoff needs -o DIR (it is unpacked and re-diagnosed there)")
-        return analyze_handoff(first, Path(out), settings.template)
+        return analyze_handoff(handoff, Path(out), settings)
     ingested = False
     catalogue = load_catalogue(list(settings.signatures))
     with runner.session():
@@ -131,7 +142,7 @@ def analyze(
         matched = needs_matching(opened, catalogue)
         if matched:
             runner.match(opened, catalogue, chosen)
-    quote = _quote(settings)
+    quote = _quote(settings, opened)
     findings = diagnose(
         opened,
         catalogue,
@@ -156,6 +167,28 @@ def analyze(
     return AnalyzeResult(case_dir, findings_path, report_path, findings, ingested, matched)
 
 
+def _handoff_input(paths: Sequence[str | Path], settings: AnalyzeSettings) -> Path | None:
+    """The input that is a handoff (recognized by content, whatever its name), if any.
+
+    Raises:
+        HandoffError: a handoff among other inputs.
+        UsageError: ``--trusted-key`` or ``--sha256`` without a handoff to check.
+    """
+    limits = settings.limits
+    budget = ExpansionBudget(limits.max_ratio, limits.floor_bytes, limits.max_total_bytes)
+    found = [p for p in paths if isinstance(p, Path) and is_handoff(p, budget)]
+    if found and len(paths) > 1:
+        raise HandoffError(
+            "a handoff is analyzed alone (it holds MANIFEST.json), not with other inputs",
+            path=str(found[0]),
+        )
+    if not found and (settings.trusted_keys or settings.handoff_sha256 is not None):
+        raise UsageError(
+            "--trusted-key and --sha256 check a handoff, and no input holds a MANIFEST.json"
+        )
+    return found[0] if found else None
+
+
 def write_text(path: Path, text: str) -> None:
     """Write atomically (a reader never sees half a report)."""
     temporary = path.with_name(f".{path.name}.partial")
@@ -163,10 +196,11 @@ def write_text(path: Path, text: str) -> None:
     temporary.replace(path)
 
 
-def _quote(settings: AnalyzeSettings) -> Callable[[str], str]:
-    from analyzer.report.redact import keep, redact
+def _quote(settings: AnalyzeSettings, case: Case) -> Redactor:
+    """The redaction of ``case``'s outputs, or none (``--no-redact``)."""
+    from analyzer.redact.case import for_case
 
-    return redact if settings.redact else keep
+    return for_case(case, enabled=settings.redact)
 
 
 def diagnose_case(case: str | Path, settings: AnalyzeSettings | None = None) -> Findings:
@@ -190,7 +224,7 @@ def _diagnosed(
         raise CaseError(
             "the case is not matched with this catalogue; run `culprit match`", path=str(case)
         )
-    quote = _quote(settings)
+    quote = _quote(settings, opened)
     findings = diagnose(
         opened,
         catalogue,
@@ -256,38 +290,25 @@ def findings_schema() -> dict[str, Any]:
 # -- handoffs, re-diagnosed on the receiving machine ----------------------------------------
 
 
-def reanalyze(members: dict[str, bytes], target: Path, skew_s: float, silence_s: float) -> Findings:
-    """Diagnose a handoff's mini-case with its recorded attempts and packed signatures."""
+def reanalyze(
+    members: dict[str, bytes],
+    target: Path,
+    skew_s: float,
+    silence_s: float,
+    signature_folders: Sequence[str] = (),
+) -> Findings:
+    """Diagnose a handoff's verified members, unpacked under ``target``, with its recorded
+    attempts and its packed signature folders (in the manifest's order)."""
     from analyzer.diagnose.run import Settings, diagnose
-    from analyzer.report.redact import redact
+    from analyzer.redact.case import for_case
 
-    handoff_mod.unpack(members, target)
-    folders = sorted(p for p in (target / handoff_mod.SIGNATURES_DIR).glob("*") if p.is_dir())
-    catalogue = load_catalogue(folders)
+    handoff_mod.unpack(members, target, signature_folders)
+    catalogue = load_catalogue([target / folder for folder in signature_folders])
+    case = load_case(target / CASE_DIR)
     return diagnose(
-        load_case(target / handoff_mod.CASE_DIR),
+        case,
         catalogue,
         Settings(skew_s=skew_s, silence_s=silence_s),
-        redact=redact,
+        redact=for_case(case),
         attempts=handoff_mod.attempts_of(members),
-    )
-
-
-def analyze_handoff(path: Path, out: Path, template: str) -> AnalyzeResult:
-    """Verify a handoff, unpack it under ``OUT/handoff`` and re-diagnose its evidence."""
-    render = renderer(template)
-    _, members = handoff_mod.read(path)
-    recorded = json.loads(members["findings.json"]).get("settings", {})
-    findings = reanalyze(
-        members,
-        out / "handoff",
-        float(recorded.get("skew_s", defaults.SKEW_S)),
-        float(recorded.get("silence_s", defaults.SILENCE_S)),
-    )
-    out.mkdir(parents=True, exist_ok=True)
-    findings_path, report_path = out / FINDINGS_FILE, out / REPORT_FILE
-    write_text(findings_path, findings.model_dump_json(indent=2) + "\n")
-    write_text(report_path, render(findings))
-    return AnalyzeResult(
-        out / "handoff" / handoff_mod.CASE_DIR, findings_path, report_path, findings, False, False
     )

@@ -1,22 +1,33 @@
-"""Handoffs: pack an analysis into a redacted, checksummed archive that another machine can
-verify and re-diagnose; verify one; analyze one."""
+"""Handoffs: pack an analysis into a redacted, checksummed (optionally signed) archive that
+another machine can verify and re-diagnose; verify one; analyze one; make a signing key."""
 
 from __future__ import annotations
 
-import dataclasses
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Final
 
 from analyzer import defaults
 from analyzer import handoff as handoff_mod
 from analyzer.diagnose.findings import Findings
 from analyzer.errors import UsageError
-from analyzer.flows.analysis import analyze, reanalyze
+from analyzer.flows.analysis import AnalyzeResult, analyze, reanalyze, write_text
 from analyzer.flows.cases import load_case
 from analyzer.flows.settings import AnalyzeSettings
+from analyzer.provenance import signing
+from analyzer.provenance.compare import differences
+from analyzer.provenance.layout import CASE_DIR
+from analyzer.provenance.verify import Trust, Verification, verify_blob, verify_path
+from analyzer.report.registry import FINDINGS_FILE, REPORT_FILE, renderer
 from analyzer.signatures.catalog import load as load_catalogue
+from analyzer.signatures.matching import catalogue_digest
+
+#: What ``analyze`` of a handoff writes beside the reports: the verification, as JSON.
+CHECK_FILE: Final = "handoff.json"
+#: Where ``analyze`` of a handoff unpacks it, under its output directory.
+UNPACKED_SUBDIR: Final = "handoff"
 
 
 @dataclass(frozen=True)
@@ -31,6 +42,38 @@ class HandoffResult:
     findings: Findings
     #: Whether re-diagnosing the packed evidence gave the same verdicts (checked on creation).
     reproduces: bool
+    #: sha256 of the archive (give it to the receiver out of band: ``verify --sha256``).
+    sha256: str
+    #: Fingerprint of the signing key (``--sign``), or ``None``.
+    signed_by: str | None = None
+
+
+@dataclass(frozen=True)
+class HandoffCheck:
+    """What ``analyze`` of a handoff established besides the verdict."""
+
+    verification: Verification
+    #: How the re-diagnosis differs from the packed findings (empty: it agrees).
+    differences: list[str]
+    #: Facts that may explain a difference (another catalogue or culprit version here).
+    notes: list[str]
+
+    def as_json(self) -> dict[str, object]:
+        verified = self.verification
+        signer = verified.signer
+        return {
+            "archive": verified.path,
+            "sha256": verified.sha256,
+            "compression": verified.compression,
+            "repacked": list(verified.repacked),
+            "manifest": verified.manifest.model_dump(exclude={"members"}),
+            "members": len(verified.manifest.members),
+            "signed_by": None if signer is None else signer.fingerprint,
+            "trusted": signer is not None and signer.trusted,
+            "agrees_with_packed_findings": not self.differences,
+            "differences": self.differences,
+            "notes": self.notes,
+        }
 
 
 def verdict_key(findings: Findings) -> list[tuple[object, ...]]:
@@ -57,19 +100,23 @@ def handoff(
     case_id: str | None = None,
     context: int = defaults.HANDOFF_CONTEXT,
     settings: AnalyzeSettings | None = None,
+    sign: str | Path | None = None,
 ) -> HandoffResult:
     """Analyze a case (or a bundle, ingested into a scratch directory) and pack the handoff
     archive ``out`` (``.tar.zst``): redacted report and findings, the rows behind them, the
-    host map, the attempts, extra signature folders and a manifest of sha256s. Of
-    ``settings`` the signature folders, skew and silence apply (a handoff is always redacted).
+    host map, the attempts, extra signature folders and a manifest of sha256s, signed with
+    the Ed25519 private key file ``sign`` when given. Of ``settings`` the signature folders,
+    skew and silence apply (a handoff is always redacted). The archive is verified as a
+    receiver would before it is written.
 
     Raises:
-        UsageError: ``out`` does not end in .tar.zst, or ``context`` is negative.
+        UsageError: ``out`` does not end in .tar.zst, ``context`` is negative, or the key
+            cannot be used.
         BundleError, CaseError, SignatureError: as for :func:`analyze`.
     """
     from analyzer.diagnose import attempts as attempts_mod
     from analyzer.diagnose.evidence import load as load_evidence
-    from analyzer.report.redact import redact
+    from analyzer.redact.case import for_case
 
     given = settings or AnalyzeSettings()
     target = Path(out)
@@ -77,6 +124,7 @@ def handoff(
         raise UsageError("the handoff file name must end in .tar.zst", path=str(target))
     if context < 0:
         raise UsageError("--context must be >= 0")
+    key = signing.load_private_key(Path(sign)) if sign is not None else None
     folders = list(given.signatures)
     chosen = AnalyzeSettings(
         signatures=given.signatures, skew_s=given.skew_s, silence_s=given.silence_s
@@ -93,13 +141,20 @@ def handoff(
             result.findings,
             result.report_path.read_text(encoding="utf-8"),
             attempts,
-            redact=redact,
+            redact=for_case(opened),
             case_id=chosen_id,
             signature_folders=folders,
             context=context,
+            signer=None if key is None else (lambda data: signing.sign(data, key)),
         )
-        members = handoff_mod.parse(archive, str(target))[1]
-        again = reanalyze(members, Path(scratch) / "check", chosen.skew_s, chosen.silence_s)
+        check = verify_blob(archive, str(target))
+        again = reanalyze(
+            check.members,
+            Path(scratch) / "check",
+            chosen.skew_s,
+            chosen.silence_s,
+            manifest.signature_folders,
+        )
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         _write_bytes(target, archive)
@@ -108,11 +163,13 @@ def handoff(
     return HandoffResult(
         path=target,
         case_id=chosen_id,
-        members=len(manifest.members) + 1,
+        members=len(manifest.members) + 1 + (key is not None),
         bytes=len(archive),
         rows=len(ids),
         findings=result.findings,
-        reproduces=verdict_key(again) == verdict_key(result.findings),
+        reproduces=not differences(result.findings, again),
+        sha256=check.sha256 or "",
+        signed_by=None if key is None else signing.fingerprint(key.public_key()),
     )
 
 
@@ -122,11 +179,94 @@ def _write_bytes(path: Path, data: bytes) -> None:
     temporary.replace(path)
 
 
-def verify_handoff(path: str | Path) -> dict[str, Any]:
-    """Check a handoff archive against its manifest; return the manifest.
+def verify_handoff(
+    path: str | Path, trusted_keys: Sequence[str | Path] = (), sha256: str | None = None
+) -> Verification:
+    """Check a handoff archive (any name, member order, tar dialect, compression) or an
+    unpacked handoff directory: its sha256 when given, its compression's checksums, every
+    member against the manifest, every manifest field against the members, and its
+    signature (by one of ``trusted_keys`` when given; unsigned is then refused).
 
     Raises:
-        HandoffError: damaged, tampered with, or not a handoff.
+        HandoffError: damaged, tampered with, not signed by a trusted key, or not a handoff.
+        UsageError: a trusted key cannot be read, or ``sha256`` is not 64 hex digits.
     """
-    manifest, _ = handoff_mod.read(Path(path))
-    return dataclasses.asdict(manifest)
+    return verify_path(Path(path), Trust(tuple(Path(k) for k in trusted_keys), sha256))
+
+
+def keygen(out: str | Path) -> tuple[Path, Path, str]:
+    """Write an Ed25519 key pair for ``handoff --sign``: ``out`` (private, PEM, mode 0600)
+    and ``out.pub`` (public, PEM, for ``--trusted-key``); their paths and fingerprint.
+
+    Raises:
+        UsageError: either file exists or cannot be written.
+    """
+    return signing.keygen(Path(out))
+
+
+def analyze_handoff(path: Path, out: Path, settings: AnalyzeSettings) -> AnalyzeResult:
+    """Verify a handoff (with ``settings.trusted_keys`` and ``settings.handoff_sha256``),
+    unpack it under ``OUT/handoff``, re-diagnose its evidence and compare the verdict with
+    the packed findings; write the reports (a "Handoff" section at the end of report.md says
+    what was verified and whether the verdicts agree) and ``handoff.json``.
+
+    Raises:
+        HandoffError: as for :func:`verify_handoff`.
+        CaseError: the reports cannot be written.
+    """
+    render = renderer(settings.template)
+    check = verify_path(path, Trust(settings.trusted_keys, settings.handoff_sha256))
+    packed = check.contents.findings
+    findings = reanalyze(
+        check.members,
+        out / UNPACKED_SUBDIR,
+        float(packed.settings.get("skew_s", defaults.SKEW_S)),
+        float(packed.settings.get("silence_s", defaults.SILENCE_S)),
+        check.manifest.signature_folders,
+    )
+    result = HandoffCheck(check, differences(packed, findings), _notes(check, out))
+    out.mkdir(parents=True, exist_ok=True)
+    findings_path, report_path = out / FINDINGS_FILE, out / REPORT_FILE
+    write_text(findings_path, findings.model_dump_json(indent=2) + "\n")
+    write_text(report_path, render(findings).rstrip("\n") + "\n\n" + _section(result))
+    write_text(out / CHECK_FILE, json.dumps(result.as_json(), indent=2) + "\n")
+    return AnalyzeResult(
+        out / UNPACKED_SUBDIR / CASE_DIR,
+        findings_path,
+        report_path,
+        findings,
+        False,
+        False,
+        handoff=result,
+    )
+
+
+def _notes(check: Verification, out: Path) -> list[str]:
+    from analyzer import __version__
+
+    notes = [f"the archive was repacked: {note}" for note in check.repacked]
+    manifest = check.manifest
+    if manifest.tool_version != __version__:
+        notes.append(f"packed by culprit {manifest.tool_version}; this is culprit {__version__}")
+    folders = [out / UNPACKED_SUBDIR / f for f in manifest.signature_folders]
+    if catalogue_digest(load_catalogue(folders)) != manifest.catalogue_digest:
+        notes.append(
+            "the signature catalogue here differs from the one that made the packed matches"
+        )
+    return notes
+
+
+def _section(check: HandoffCheck) -> str:
+    """The report's closing section: what the verification proved, and the comparison."""
+    summary = check.verification.summary()
+    lines = ["## Handoff", "", summary[0].upper() + summary[1:] + "."]
+    if check.verification.sha256 is not None:
+        lines.append(f"Archive sha256: `{check.verification.sha256}`.")
+    if check.differences:
+        lines += ["", "**The re-diagnosis differs from the packed findings.json:**", ""]
+        lines += [f"- {line}" for line in check.differences]
+    else:
+        lines += ["", "The re-diagnosis agrees with the packed findings.json."]
+    if check.notes:
+        lines += ["", *[f"- Note: {note}." for note in check.notes]]
+    return "\n".join(lines) + "\n"

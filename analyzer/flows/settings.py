@@ -32,6 +32,8 @@ class AnalyzeSettings(BaseModel):
         workers: CPUs of that local Ray instance (default: every core).
         shards: pieces the work is cut into under Ray (default: one per CPU).
         html: also write the self-contained ``report.html``.
+        trusted_keys: Ed25519 public keys; a handoff must be signed by one of them.
+        handoff_sha256: the sha256 a handoff archive must have (given out of band).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -50,8 +52,10 @@ class AnalyzeSettings(BaseModel):
     workers: Annotated[int, Field(ge=1)] | None = None
     shards: Annotated[int, Field(ge=1)] | None = None
     html: bool = False
+    trusted_keys: tuple[Path, ...] = ()
+    handoff_sha256: Annotated[str, Field(pattern=r"^[0-9a-fA-F]{64}$")] | None = None
 
-    @field_validator("signatures", mode="before")
+    @field_validator("signatures", "trusted_keys", mode="before")
     @classmethod
     def _folders(cls, value: object) -> object:
         if isinstance(value, str | Path):

@@ -1,7 +1,9 @@
 """The dashboard's Starlette app: routes, templates, and which hosts may serve it.
 
 Every page is rendered on the server from Jinja2 templates with autoescaping, so host names,
-log messages and SQL results from the case reach the browser as text, never as markup. The
+log messages and SQL results from the case reach the browser as text, never as markup. Log
+messages are redacted (:mod:`analyzer.redact`) on every page but the SQL box's results,
+which show the case as stored and say so. The
 endpoints are plain functions: Starlette runs them in its thread pool, where DuckDB and the
 diagnosis may block without stalling the server.
 """
@@ -27,6 +29,7 @@ from starlette.templating import Jinja2Templates
 
 from analyzer import api
 from analyzer.errors import CaseError, QueryError, UsageError
+from analyzer.redact.case import for_case
 from analyzer.report.templating import html_environment
 from analyzer.serve import hosts as hosts_mod
 from analyzer.serve import sql as sql_mod
@@ -183,7 +186,7 @@ class _Dashboard:
         name = str(request.path_params["host"])
         try:
             case = api.load_case(entry.path)
-            detail = hosts_mod.host_detail(case, name) if name else None
+            detail = hosts_mod.host_detail(case, name, for_case(case)) if name else None
         except CaseError as exc:
             return self.error(request, 409, "Cannot open the case", str(exc), entry)
         if detail is None:

@@ -1,21 +1,26 @@
 """The host list of a case and one host's page, each from a few DuckDB queries over its views.
 
 Host names and other user input only ever reach SQL as parameters; the pieces formatted into
-the statements below are constants of this module.
+the statements below are constants of this module. Every message a host's page shows is
+redacted (:mod:`analyzer.redact`), as in the reports.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import duckdb
+import polars as pl
 from markupsafe import Markup
 
 from analyzer.case.layout import MATCHES_FILE
 from analyzer.case.store import Case
 from analyzer.serve.timeline import IS_ERROR, Span, activity, sparkline
+
+if TYPE_CHECKING:
+    from analyzer.redact import Redactor
 
 #: Hosts on one page of the host list (a case can have thousands).
 PAGE_SIZE: Final = 500
@@ -26,6 +31,8 @@ ROWS_BEFORE_ERROR: Final = 50
 MATCHES_SHOWN: Final = 500
 #: Characters of a message shown (folded stack traces can be very long).
 MESSAGE_CHARS: Final = 4000
+#: Characters read past that, so a secret the cut would halve is whole when redacted.
+_REDACT_SLACK: Final = 1024
 
 _STATS: Final = """
 WITH stats AS (
@@ -49,7 +56,7 @@ _HITS: Final = "SELECT host, count(*) AS matches FROM matches GROUP BY host"
 _NO_HITS: Final = "SELECT NULL::VARCHAR AS host, NULL::BIGINT AS matches WHERE false"
 
 _MATCHES: Final = """
-SELECT ts, signature, role, path, line, left(message, $chars) AS message,
+SELECT ts, signature, role, path, line, left(message, $read) AS message,
        length(message) > $chars AS cut, count(*) OVER () AS total
 FROM matches
 WHERE host = $host
@@ -66,7 +73,7 @@ WITH h AS (
 ), anchor AS (
     SELECT min(n) FILTER (WHERE {IS_ERROR}) AS first_error FROM h
 )
-SELECT h.n, h.ts, f.path, h.line, h.severity, left(h.message, $chars) AS message,
+SELECT h.n, h.ts, f.path, h.line, h.severity, left(h.message, $read) AS message,
        length(h.message) > $chars AS cut, h.{IS_ERROR} AS error,
        h.n IS NOT DISTINCT FROM a.first_error AS first_error
 FROM h CROSS JOIN anchor a LEFT JOIN files f ON f.file_id = h.file_id
@@ -126,8 +133,9 @@ def host_list(
     return HostList(lines, total, offset, matched)
 
 
-def host_detail(case: Case, host: str) -> HostDetail | None:
-    """Everything the host's page shows; None when no row names the host."""
+def host_detail(case: Case, host: str, redact: Redactor) -> HostDetail | None:
+    """Everything the host's page shows, messages redacted by ``redact``; None when no row
+    names the host."""
     matched = (case.path / MATCHES_FILE).exists()
     with case.connect() as connection:
         found = _stats(connection, matched, host=host)
@@ -138,7 +146,13 @@ def host_detail(case: Case, host: str) -> HostDetail | None:
         if matched:
             matches = _records(
                 connection.execute(
-                    _MATCHES, {"host": host, "chars": MESSAGE_CHARS, "limit": MATCHES_SHOWN}
+                    _MATCHES,
+                    {
+                        "host": host,
+                        "chars": MESSAGE_CHARS,
+                        "read": MESSAGE_CHARS + _REDACT_SLACK,
+                        "limit": MATCHES_SHOWN,
+                    },
                 )
             )
         rows = _records(
@@ -147,13 +161,28 @@ def host_detail(case: Case, host: str) -> HostDetail | None:
                 {
                     "host": host,
                     "chars": MESSAGE_CHARS,
+                    "read": MESSAGE_CHARS + _REDACT_SLACK,
                     "before": ROWS_BEFORE_ERROR,
                     "limit": ROWS_SHOWN,
                 },
             )
         )
     total = int(matches[0]["total"]) if matches else 0
-    return HostDetail(line, matches, total, rows, line.errors > 0, matched)
+    return HostDetail(
+        line, _redacted(matches, redact), total, _redacted(rows, redact), line.errors > 0, matched
+    )
+
+
+def _redacted(records: list[dict[str, Any]], redact: Redactor) -> list[dict[str, Any]]:
+    """``records`` with their ``message`` redacted (all of them in one column pass), then cut
+    to :data:`MESSAGE_CHARS`."""
+    if not records:
+        return records
+    messages = redact.series(pl.Series([r["message"] for r in records], dtype=pl.String))
+    return [
+        {**r, "message": m[:MESSAGE_CHARS]}
+        for r, m in zip(records, messages.to_list(), strict=True)
+    ]
 
 
 def _stats(

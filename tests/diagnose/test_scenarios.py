@@ -16,7 +16,7 @@ import pytest
 
 from analyzer import api
 from analyzer.diagnose.findings import Findings
-from analyzer.report.redact import redact
+from analyzer.redact.case import for_case
 from fixtures.scenarios import SCENARIOS
 from tests.conftest import Generated
 
@@ -63,6 +63,7 @@ def check_citations(case: Path, findings: Findings) -> None:
     )
     assert isinstance(table, pl.DataFrame)
     rows = {r["row_id"]: r for r in table.iter_rows(named=True)}
+    redact = for_case(api.load_case(case))
     for row in quoted:
         actual = rows[row.citation.row_id]
         # A folded record is cited at the line inside it that states the match; its first

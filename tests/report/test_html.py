@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from analyzer import api
 from analyzer.cli import app
 from analyzer.diagnose.evidence import load
+from analyzer.redact.case import for_case
 from analyzer.report import heat
 from analyzer.report.html import _script_json
-from analyzer.report.redact import redact
 from analyzer.signatures.catalog import load as load_catalogue
 from fixtures.generate import generate
 from fixtures.truth import BUNDLE_DIR
@@ -43,7 +43,7 @@ def analyzed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, api.AnalyzeR
 def _strip(result: api.AnalyzeResult) -> dict[str, Any]:
     case = api.load_case(result.case)
     catalogue = load_catalogue()
-    return heat.heat_strip(load(case, catalogue), result.findings, redact)
+    return heat.heat_strip(load(case, catalogue), result.findings, for_case(case))
 
 
 def _hosts_with_time(result: api.AnalyzeResult) -> int:

@@ -1,0 +1,96 @@
+"""What a detector is: something that finds the spans of secrets in a text, names their kind,
+and says (as a regex for the vectorized prefilter) what any text it would flag must contain.
+
+The spans are the secret *values* only: a ``password=`` or ``Authorization: Bearer`` before
+them stays, so a redacted line still reads as what it was.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Final, NamedTuple, Protocol
+
+#: Characters of base64 (plain and URL-safe) and its padding.
+BASE64: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=")
+
+
+class Span(NamedTuple):
+    """``text[start:end]`` is a secret of ``kind``."""
+
+    start: int
+    end: int
+    kind: str
+
+
+class Detector(Protocol):
+    """One family of secrets."""
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """Every kind :meth:`find` may name (the per-kind table lists each one)."""
+        ...
+
+    @property
+    def hint(self) -> str:
+        """A regex, in the syntax both polars (Rust) and Python read, that every text
+        :meth:`find` flags contains: the detector runs only on texts it matches."""
+        ...
+
+    def find(self, text: str) -> Iterator[Span]:
+        """Every secret in ``text``."""
+        ...
+
+
+@dataclass(frozen=True)
+class RegexDetector:
+    """A regex whose named group ``s`` (or, without one, every group that took part, or the
+    whole match) is the secret; ``check`` may refuse a candidate (or rename its kind)."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    hint: str
+    check: Callable[[str, re.Match[str]], str | None] | None = None
+    also: tuple[str, ...] = ()
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return (self.kind, *self.also)
+
+    def find(self, text: str) -> Iterator[Span]:
+        for match in self.pattern.finditer(text):
+            kind = self.kind if self.check is None else self.check(text, match)
+            if kind is None:
+                continue
+            for start, end in _secret_spans(match):
+                if end > start:
+                    yield Span(start, end, kind)
+
+
+def _secret_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    if "s" in match.re.groupindex:
+        return [match.span("s")] if match.start("s") >= 0 else []
+    if match.re.groups:
+        return [match.span(g) for g in range(1, match.re.groups + 1) if match.start(g) >= 0]
+    return [match.span()]
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy of ``text`` in bits per character."""
+    if not text:
+        return 0.0
+    size = len(text)
+    return -sum(n / size * math.log2(n / size) for n in Counter(text).values())
+
+
+def mixed(text: str) -> bool:
+    """Whether ``text`` mixes upper case, lower case and digits (random tokens do; words,
+    numbers and hex digests do not)."""
+    return (
+        any(c.isupper() for c in text)
+        and any(c.islower() for c in text)
+        and any(c.isdigit() for c in text)
+    )

@@ -1,0 +1,140 @@
+"""Vendor token formats from detect-secrets' plugins (PyPI ``detect-secrets``, pure Python,
+no network unless asked to verify, which culprit never does).
+
+Each plugin keeps its compiled ``denylist`` regexes as a class attribute: culprit runs them
+itself with ``finditer`` (detect-secrets' own scan returns values, not where they are) and
+takes the span of the groups they capture, or of the whole match. The JWT plugin's
+``is_formally_valid`` confirms a token; a token whose payload is a Kubernetes
+service-account's is named as such. Formats the plugins do not know (Google, Huawei Cloud,
+Hugging Face, W&B, newer OpenAI and GitHub keys…) are in :mod:`analyzer.redact.vendors`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from detect_secrets.plugins.artifactory import ArtifactoryDetector
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.base import RegexBasedDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.jwt import JwtTokenDetector
+from detect_secrets.plugins.mailchimp import MailchimpDetector
+from detect_secrets.plugins.npm import NpmDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
+
+from analyzer.redact.detectors import RegexDetector, Span
+
+#: Characters a plugin's regex may take around the token itself (Artifactory's
+#: ``(?:\s|=|:|"|^)`` delimiters), trimmed off the span.
+_EDGES: Final = " \t\r\n\"'=:"
+#: A name the regex matched before the value (Azure's ``AccountKey=``): kept readable.
+_NAME: Final = re.compile(r"[A-Za-z_-]+=")
+
+
+@dataclass(frozen=True)
+class PluginDetector:
+    """Some of the ``denylist`` regexes of one detect-secrets plugin, as one kind."""
+
+    kind: str
+    plugin: type[RegexBasedDetector]
+    #: Which of the plugin's regexes (all when empty).
+    which: tuple[int, ...]
+    hint: str
+    #: The group that holds the secret (0: the whole match; a plugin's other groups are
+    #: prefixes such as GitHub's ``(ghp|gho|…)``).
+    group: int = 0
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return (self.kind,)
+
+    def find(self, text: str) -> Iterator[Span]:
+        # The plugins declare ``denylist`` as a class attribute (an abstract property on
+        # their base class, which is all the type checker sees).
+        patterns: list[re.Pattern[str]] = list(self.plugin.__dict__["denylist"])
+        for index in self.which or range(len(patterns)):
+            for match in patterns[index].finditer(text):
+                start, end = match.span(self.group)
+                named = _NAME.match(text, start, end)
+                if named is not None:
+                    start = named.end()
+                value = text[start:end]
+                start += len(value) - len(value.lstrip(_EDGES))
+                # Not "=" at the end: that is base64 padding, part of the secret.
+                end -= len(value) - len(value.rstrip(_EDGES.replace("=", "")))
+                if end > start:
+                    yield Span(start, end, self.kind)
+
+
+PLUGINS: Final = (
+    PluginDetector("aws-access-key-id", AWSKeyDetector, (0,), r"A3T|ABIA|ACCA|AKIA|ASIA"),
+    PluginDetector("aws-secret-key", AWSKeyDetector, (1,), r"(?i)aws", group=1),
+    PluginDetector("github-token", GitHubTokenDetector, (), r"gh[pousr]_"),
+    PluginDetector(
+        "gitlab-token",
+        GitLabTokenDetector,
+        (),
+        r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941",
+    ),
+    PluginDetector("slack-token", SlackDetector, (0,), r"(?i)xox[abposr]-"),
+    PluginDetector("slack-webhook", SlackDetector, (1,), r"(?i)hooks\.slack\.com/services/"),
+    PluginDetector("openai-key", OpenAIDetector, (), r"T3BlbkFJ"),
+    PluginDetector("stripe-key", StripeDetector, (), r"[rs]k_live_"),
+    PluginDetector("twilio-key", TwilioKeyDetector, (), r"(?:AC|SK)[a-z0-9]{32}"),
+    PluginDetector("sendgrid-key", SendGridDetector, (), r"SG\."),
+    PluginDetector("mailchimp-key", MailchimpDetector, (), r"-us[0-9]"),
+    PluginDetector("npm-token", NpmDetector, (), r"_authToken", group=1),
+    PluginDetector("pypi-token", PypiTokenDetector, (), r"pypi-AgE"),
+    PluginDetector("discord-token", DiscordBotTokenDetector, (), r"[MNO][a-zA-Z0-9_-]{23,25}\."),
+    PluginDetector(
+        "telegram-token", TelegramBotTokenDetector, (), r"[0-9]{8,10}:[0-9A-Za-z_-]{35}"
+    ),
+    PluginDetector("square-secret", SquareOAuthDetector, (), r"sq0csp-"),
+    PluginDetector("azure-storage-key", AzureStorageKeyDetector, (), r"AccountKey="),
+    # Only the AKC form: the plugin's "AP<hex>…" form takes ordinary upper-case words.
+    PluginDetector("artifactory-token", ArtifactoryDetector, (0,), r"AKC"),
+)
+
+
+def _jwt_kind(text: str, match: re.Match[str]) -> str | None:
+    """``jwt``, ``kubernetes-token`` for a service-account token, None when the candidate is
+    not a formally valid JWT (detect-secrets' check)."""
+    token = match.group("s")
+    if not JwtTokenDetector.is_formally_valid(token):
+        return None
+    payload = token.split(".")[1]
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return "jwt"
+    issuer = str(claims.get("iss", "")) if isinstance(claims, dict) else ""
+    keys = " ".join(claims) if isinstance(claims, dict) else ""
+    return "kubernetes-token" if "kubernetes" in issuer or "kubernetes.io" in keys else "jwt"
+
+
+JWT: Final = RegexDetector(
+    "jwt",
+    re.compile(
+        r"(?<![A-Za-z0-9_-])(?P<s>eyJ[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]+={0,2}"
+        r"(?:\.[A-Za-z0-9_-]+={0,2})?)"
+    ),
+    r"eyJ",
+    check=_jwt_kind,
+    also=("kubernetes-token",),
+)
