@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from analyzer.bundle import BundleLimits
 from analyzer.case.info import CaseInfo
+from analyzer.case.inputs import ReadOptions
 from analyzer.engine.merge import MergeResult
 from analyzer.engine.shards import PartMeta
 from analyzer.flows.analysis import (
@@ -45,7 +46,6 @@ from analyzer.flows.catalogue import (
 )
 from analyzer.flows.handoffs import HandoffResult, handoff, verdict_key, verify_handoff
 from analyzer.flows.settings import AnalyzeSettings, settings
-from analyzer.ingest.base import ReadOptions
 from analyzer.replay.accuracy import score_corpus as accuracy
 from analyzer.replay.accuracy import signature_precision
 from analyzer.replay.run import replay_specs as replay

@@ -19,7 +19,7 @@ from analyzer.engine.remote import is_url
 from analyzer.errors import CaseError, UsageError
 from analyzer.flows.cases import ingest_job, ingest_with, load_case
 from analyzer.flows.settings import AnalyzeSettings
-from analyzer.ingest.pipeline import Progress
+from analyzer.ingest.pipeline.progress import Progress
 from analyzer.report.registry import (
     FINDINGS_FILE,
     HTML_FILE,
