@@ -3,6 +3,7 @@ that covers every part of ``analyzer/`` (ARCHITECTURE.md describes the layers)."
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -90,3 +91,22 @@ def test_the_layers_contract_covers_every_part_of_analyzer() -> None:
         if (p.suffix == ".py" and p.name != "__init__.py") or (p / "__init__.py").exists()
     }
     assert parts - in_layers == set(), "add these to the layers in pyproject.toml"
+
+
+def test_the_map_in_architecture_md_matches_the_tree() -> None:
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    modules = {
+        p.name
+        for p in (ROOT / "analyzer").rglob("*.py")
+        if p.name != "__init__.py" and (p.name != "__main__.py" or p.parent.name == "analyzer")
+    }
+    packages = {
+        f"{p.name}/" for p in (ROOT / "analyzer").rglob("*") if (p / "__init__.py").exists()
+    }
+    unmapped = sorted(
+        name for name in modules | packages if f"`{name}" not in text and f" {name}" not in text
+    )
+    assert unmapped == [], "name these in ARCHITECTURE.md's map"
+    cited = set(re.findall(r"`(analyzer/[\w/.]+)`", text))
+    missing = sorted(path for path in cited if not (ROOT / path.rstrip("/")).exists())
+    assert missing == [], "ARCHITECTURE.md names paths that do not exist"
