@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import zstandard
 
-from analyzer import __version__
+from analyzer import __version__, defaults
 from analyzer.case.layout import (
     DUPLICATES_FILE,
     DUPLICATES_SCHEMA,
@@ -56,7 +56,7 @@ CASE_DIR: Final = "case"
 SIGNATURES_DIR: Final = "signatures"
 EVIDENCE_FILE: Final = "evidence.parquet"
 #: Rows of context per host on each side of the first error.
-DEFAULT_CONTEXT: Final = 5
+DEFAULT_CONTEXT: Final = defaults.HANDOFF_CONTEXT
 #: A member larger than this is refused when reading (a handoff is small by design).
 MAX_MEMBER_BYTES: Final = 1 << 30
 

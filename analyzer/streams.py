@@ -16,6 +16,7 @@ from typing import Any, Final, Protocol
 
 import zstandard
 
+from analyzer import defaults
 from analyzer.errors import BundleError, ExpansionLimitError
 
 _inflate: types.ModuleType
@@ -91,7 +92,7 @@ class ExpansionBudget:
     decode to at most ``max_total_bytes``.
     """
 
-    max_ratio: float = 200.0
+    max_ratio: float = defaults.MAX_EXPANSION_RATIO
     floor_bytes: int = 64 << 20
     max_total_bytes: int | None = None
     total_decoded: int = field(default=0, init=False)

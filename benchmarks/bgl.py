@@ -43,11 +43,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from analyzer import api
 from benchmarks import REPO_DIR
-from benchmarks.environment import git
+from benchmarks.measure import git
 
 LOGHUB_DIR: Final = REPO_DIR.parent / "shared" / "data" / "loghub"
 BGL_DIR: Final = LOGHUB_DIR / "BGL"
@@ -58,11 +58,10 @@ DELTA_LINES: Final = 10
 EPISODE_GAP_S: Final = 3600
 #: A window is one attempt: no silence in the 2k sample is this long (about 116 days).
 SILENCE_S: Final = 10_000_000.0
-DEFAULT_SILENCE_S: Final = 600.0
-#: mode -> silence between attempts; ``text`` is the scored mode.
-MODES: Final[dict[str, float]] = {
+#: mode -> silence between attempts (None: culprit's default); ``text`` is the scored mode.
+MODES: Final[dict[str, float | None]] = {
     "text": SILENCE_S,
-    "text-default-silence": DEFAULT_SILENCE_S,
+    "text-default-silence": None,
 }
 #: Prose width of the RESULTS.md section.
 WIDTH: Final = 100
@@ -78,10 +77,6 @@ class Line:
     label: str
     stripped: bytes
 
-    @property
-    def text(self) -> str:
-        return self.stripped.decode("utf-8", errors="replace").rstrip("\r\n")
-
 
 @dataclass(frozen=True)
 class Episode:
@@ -89,7 +84,6 @@ class Episode:
     #: LineIds of the episode's alert lines, in order.
     alert_ids: tuple[int, ...]
     first_node: str
-    first_label: str
     #: The window, first and last LineId (inclusive).
     lo: int
     hi: int
@@ -174,7 +168,6 @@ def episodes(bgl_dir: Path = BGL_DIR, delta: int = DELTA_LINES) -> list[Episode]
                 index=index + 1,
                 alert_ids=tuple(int(r["LineId"]) for r in group),
                 first_node=group[0]["Node"],
-                first_label=group[0]["Label"],
                 lo=max(first - delta, after_previous),
                 hi=min(last + delta, before_next),
             )
@@ -202,9 +195,9 @@ def run_episode(episode: Episode, sample: Sequence[Line], work: Path, mode: str 
     path = work / "bgl.log"
     write_window(sample[episode.lo - 1 : episode.hi], path)
     started = time.perf_counter()
-    result = api.analyze(
-        [path], work / "out", signatures=[SIGNATURES_DIR], silence_s=silence, redact=False
-    )
+    silence_kw: dict[str, Any] = {} if silence is None else {"silence_s": silence}
+    settings = api.AnalyzeSettings(signatures=(SIGNATURES_DIR,), redact=False, **silence_kw)
+    result = api.analyze([path], work / "out", settings)
     seconds = time.perf_counter() - started
     verdict = result.findings.verdict
     first = verdict.first_error
@@ -315,24 +308,19 @@ def table(scores: Sequence[Score]) -> str:
 
 def _roles() -> str:
     """How many test-only BGL signatures have each role, e.g. ``10 root, 3 context, 1 noise``."""
-    from analyzer.signatures.catalog import load
-
-    roles = Counter(s.role for s in load([SIGNATURES_DIR], builtin=False).signatures)
+    catalogue = api.signatures([SIGNATURES_DIR])
+    roles = Counter(
+        entry.signature.role
+        for entry in catalogue.entries
+        if entry.path.is_relative_to(SIGNATURES_DIR)
+    )
     return ", ".join(
         f"{roles[role]} {role}" for role in ("root", "secondary", "context", "noise") if roles[role]
     )
 
 
-def _wrap(paragraph: str, bullet: bool = False) -> str:
-    indent = ("* ", "  ") if bullet else ("", "")
-    return textwrap.fill(
-        paragraph,
-        WIDTH,
-        initial_indent=indent[0],
-        subsequent_indent=indent[1],
-        break_on_hyphens=False,
-        break_long_words=False,
-    )
+def _wrap(paragraph: str) -> str:
+    return textwrap.fill(paragraph, WIDTH, break_on_hyphens=False, break_long_words=False)
 
 
 def section(scores: Sequence[Score], delta: int, date: str, command: str) -> str:
@@ -356,23 +344,6 @@ def section(scores: Sequence[Score], delta: int, date: str, command: str) -> str
         "labels only build the windows and score the answers. A false alert is an episode "
         "whose reported first error is a `-` line. Definitions and modes: `benchmarks/bgl.py`."
     )
-    bullets = [
-        "**text** is the protocol as written: the label-stripped lines as a `.log` file, read "
-        "by culprit's text reader (`bgl_ras` grammar: time from the epoch seconds, host from "
-        "the node field; culprit lower-cases host names, the scores compare node names "
-        "case-insensitively). One window is one attempt (`silence_s` = 10^7 s).",
-        "**text-default-silence** keeps culprit's default 600 s silence: a sparse window "
-        "(alerts minutes to hours apart) becomes several attempts and `findings.verdict` is "
-        "the latest attempt with a first error, so where an episode's alerts are more than "
-        "600 s apart the verdict names a later alert than the episode's first.",
-        "The match-stage columns give the earliest line (in file order; the sample is sorted "
-        "by time) that a root signature matched, independently of the diagnosis.",
-        "Caveat: the signatures were written from the sample's own templates knowing which "
-        "templates are alerts (in this sample each template is always or never an alert), so "
-        "the root signatures match exactly the 143 alert lines. The scores show that the "
-        "engine picks the first root row and blames its emitter, not that this signature set "
-        "generalizes to unseen BGL logs.",
-    ]
     lines = [
         BEGIN,
         "## BlueGene/L: first alert and culprit node per alert episode",
@@ -382,8 +353,6 @@ def section(scores: Sequence[Score], delta: int, date: str, command: str) -> str
         _wrap(protocol),
         "",
         table(scores).rstrip("\n"),
-        "",
-        *(_wrap(b, bullet=True) for b in bullets),
         END,
         "",
     ]
@@ -414,9 +383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = section(scores, args.delta, dt.date.today().isoformat(), command)
     print(text, end="")
     if args.record:
-        from benchmarks.report import update_results_md
+        from benchmarks.report import put_between
 
-        update_results_md(text, BEGIN, END)
+        put_between(text, BEGIN, END)
     return 0
 
 

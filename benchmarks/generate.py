@@ -1,220 +1,118 @@
-"""Generation speed benchmark: ``python -m benchmarks.generate [--hosts 64,1024,4096]``.
+"""Generation speed benchmark: ``python -m benchmarks.generate [--hosts 64,1024,4096]``
+(RESULTS.md, "Generation speed").
 
-Times the fixtures incident generator, which makes the large benchmark inputs: for each host
-count of ``--hosts``, ``python -m fixtures generate SCENARIO -o OUT --hosts N --seed S
---minutes M --rate R --force`` runs ``--runs`` times in a child process, timed by
-:func:`benchmarks.measure.run_once` (wall time around the child, including interpreter
-start-up and imports; peak RSS and CPU of the generator process from its kernel ``rusage``).
-What it wrote is the sum of the sizes of the files of ``OUT/bundle/`` (``OUT/truth.toml``, a
-few hundred bytes, is left out); MiB/s = that / median wall time.
-
-``OUT`` is a temporary directory under ``--workdir`` (``benchmarks/.cache/`` by default, on
-the repository's disk: ``/tmp`` may be memory); each bundle is deleted once measured, before
-the next host count, unless ``--keep DIR`` asks for the bundles to stay in ``DIR`` (the last
-run's, in ``DIR/<scenario>-<hosts>h-<minutes>m-r<rate>-seed<seed>``). Before every run the
-previous bundle is deleted and ``sync`` writes back what is still dirty, outside the timed
-region; the run itself writes into the page cache and is not synced, so on a machine with
-enough memory the figure is the generator's speed, not the disk's.
-
-Results are printed and recorded by :mod:`benchmarks.report` as a results file of kind
-``generate`` in ``benchmarks/results/``, and the generate section of ``benchmarks/RESULTS.md``
-is rebuilt from all recorded generation runs. ``--no-record`` skips both.
+Times the fixtures incident generator, which makes the large inputs: for each host count,
+``python -m fixtures generate SCENARIO -o OUT …`` in a fresh child process, ``--runs`` times
+(:func:`benchmarks.measure.run_once`). MiB written counts the files of ``OUT/bundle/``. OUT
+is under ``--workdir`` (the repository's disk: ``/tmp`` may be memory) and deleted once
+measured unless ``--keep DIR``; before each run the previous bundle is deleted and ``sync``
+writes back dirty pages, the run itself is not synced: the figure is the generator's speed.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
 import shutil
-import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks import BENCHMARKS_DIR, MIB
-from benchmarks.environment import machine, provenance, run_stamp, source_digest
-from benchmarks.measure import BenchmarkError, Run, describe, run_once, timings, tree_files
-from benchmarks.progress import say
-from benchmarks.report import GENERATE, conclude, generate_table
-from fixtures.errors import FixtureError
-from fixtures.options import Options
-from fixtures.scenarios import find
+from benchmarks import BENCHMARKS_DIR, MIB, bundles, measure, say
+from benchmarks.families import GENERATE
+from benchmarks.report import add_recording_options, checked, finish, parser_for, recorded_command
 from fixtures.truth import BUNDLE_DIR, TRUTH_FILE
-
-DEFAULT_HOSTS = "64,1024,4096"
-DEFAULT_SCENARIO = "host-crash-heartbeat"
-
-
-def generate_command(scenario: str, out: Path, options: Options) -> list[str]:
-    """The ``python -m fixtures generate`` command writing ``scenario`` with ``options`` (hosts,
-    seed, minutes, rate) into ``out``."""
-    return [
-        sys.executable,
-        "-m",
-        "fixtures",
-        "generate",
-        scenario,
-        "-o",
-        str(out),
-        "--hosts",
-        str(options.hosts),
-        "--seed",
-        str(options.seed),
-        "--minutes",
-        f"{options.minutes:g}",
-        "--rate",
-        f"{options.rate:g}",
-        "--force",
-    ]
-
-
-def bundle_name(scenario: str, options: Options) -> str:
-    """The directory a bundle is written to (under ``--keep`` or the work directory)."""
-    return f"{scenario}-{options.hosts}h-{options.minutes:g}m-r{options.rate:g}-seed{options.seed}"
 
 
 def _clear(out: Path) -> None:
     """Delete the generated bundle at ``out``; refuse to delete anything else."""
-    if not out.exists():
-        return
-    if out.is_dir() and (not any(out.iterdir()) or (out / TRUTH_FILE).is_file()):
-        shutil.rmtree(out)
-        return
-    raise BenchmarkError(f"{out} exists and does not hold a generated bundle; not replacing it")
+    bundle = out.is_dir() and (not any(out.iterdir()) or (out / TRUTH_FILE).is_file())
+    if out.exists() and not bundle:
+        raise measure.BenchmarkError(f"{out} holds no generated bundle; not replacing it")
+    shutil.rmtree(out, ignore_errors=True)
 
 
-def measure_generation(
-    scenario: str, options: Options, runs: int, out: Path, logs: Path
-) -> dict[str, Any]:
-    """Generate ``scenario`` with ``options`` into ``out`` ``runs`` times; the result object of
-    a results file. The last run's bundle is left in ``out``; run logs go to ``logs``."""
-    command = generate_command(scenario, out, options)
-    results: list[Run] = []
+def measure_generation(plan: bundles.Plan, runs: int, out: Path, logs: Path) -> dict[str, Any]:
+    """Generate ``plan`` into ``out`` ``runs`` times; the result object of a results file. The
+    last run's bundle is left in ``out``; run logs go to ``logs``."""
+    command = bundles.generate_command(plan, out)
+    results: list[measure.Run] = []
     sizes: list[int] = []
     files: list[Path] = []
-    for number in range(1, runs + 1):
-        _clear(out)
-        os.sync()
-        run = run_once(command, logs / f"generate-{options.hosts}-{number}.log")
-        files = tree_files(out / BUNDLE_DIR)
+    name = f"generate-{plan.hosts}"
+    for number, run in measure.repeat(command, runs, logs, name, lambda: _clear(out), sync=True):
+        files = measure.tree_files(out / BUNDLE_DIR)
         size = sum(path.stat().st_size for path in files)
         results.append(run)
         sizes.append(size)
         say(
-            f"  {options.hosts:,} hosts run {number}/{runs}: {size / MIB:,.1f} MiB in "
-            f"{len(files):,} files, {describe(run, size)}"
+            f"  {plan.hosts:,} hosts run {number}/{runs}: {size / MIB:,.1f} MiB in "
+            f"{len(files):,} files, {measure.describe(run, size)}"
         )
     if len(set(sizes)) > 1:
         say(f"  warning: the runs wrote different sizes: {', '.join(f'{s:,}' for s in sizes)}")
     return {
-        "scenario": scenario,
-        "hosts": options.hosts,
-        "minutes": options.minutes,
-        "rate": options.rate,
-        "seed": options.seed,
+        **plan.fields(),
         "files": len(files),
         "bytes": sizes[-1],
         "written_mib": sizes[-1] / MIB,
         "bytes_per_run": sizes,
-        **timings(results, sizes[-1]),
+        **measure.timings(results, sizes[-1]),
         "command": shlex.join(command),
     }
 
 
-def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[Options]]:
-    """The parsed options and the generator options of each host count."""
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.generate", description=__doc__.split("\n\n")[0]
-    )
-    parser.add_argument(
-        "--hosts", default=DEFAULT_HOSTS, help="comma-separated host counts (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--scenario", default=DEFAULT_SCENARIO, help="fixtures scenario (default: %(default)s)"
-    )
-    parser.add_argument("--minutes", type=float, default=60.0, help="length of the incident")
-    parser.add_argument(
-        "--rate", type=float, default=60.0, help="background lines per host per minute"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="generator seed")
-    parser.add_argument("--runs", type=int, default=1, help="generator runs per host count")
-    parser.add_argument(
-        "--workdir",
-        type=Path,
-        default=BENCHMARKS_DIR / ".cache",
-        help="where the temporary bundles go (default: benchmarks/.cache)",
-    )
-    parser.add_argument(
-        "--keep", type=Path, metavar="DIR", help="keep the bundles in DIR instead of deleting"
-    )
-    parser.add_argument(
-        "--no-record", action="store_true", help="do not write results JSON or RESULTS.md"
-    )
-    args = parser.parse_args(argv)
-    if args.runs < 1:
-        parser.error("--runs must be positive")
+def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[bundles.Plan]]:
+    """The parsed options and the plan of each host count."""
+    parser = parser_for("benchmarks.generate", __doc__)
+    parser.add_argument("--hosts", default="64,1024,4096", help="comma-separated host counts")
+    bundles.add_bundle_options(parser, hosts=False, cache=False)
+    workdir = BENCHMARKS_DIR / ".cache"
+    parser.add_argument("--workdir", type=Path, default=workdir, help="for the temporary bundles")
+    parser.add_argument("--keep", type=Path, metavar="DIR", help="keep the bundles in DIR")
+    add_recording_options(parser, runs=1)
+    args = checked(parser, argv)
     try:
-        find(args.scenario)
         counts = [int(text) for text in args.hosts.split(",") if text.strip()]
-        if not counts:
-            parser.error("--hosts names no host count")
-        options = [
-            Options(hosts=hosts, seed=args.seed, minutes=args.minutes, rate=args.rate)
-            for hosts in counts
-        ]
     except ValueError:
         parser.error(f"--hosts {args.hosts!r} is not a comma-separated list of numbers")
-    except FixtureError as error:
-        parser.error(str(error))
-    return args, options
+    if not counts:
+        parser.error("--hosts names no host count")
+    return args, bundles.plans(parser, args, [(hosts, args.minutes) for hosts in counts])
 
 
+@measure.entry_point
 def main(argv: Sequence[str] | None = None) -> int:
     args, requests = _parse_args(argv)
-    command = shlex.join(
-        ["python", "-m", "benchmarks.generate", *(sys.argv[1:] if argv is None else argv)]
-    )
-
-    digest = source_digest("fixtures")
-    host = machine("fixtures")
+    command = recorded_command("benchmarks.generate", argv)
+    start = measure.Start.now("fixtures")
     results: list[dict[str, Any]] = []
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
     args.workdir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="culprit-generate-", dir=args.workdir) as workdir:
-        for options in requests:
-            out = (args.keep or Path(workdir)) / bundle_name(args.scenario, options)
-            say(f"generating {args.scenario}, {options.hosts:,} hosts x{args.runs} into {out}")
+        for plan in requests:
+            out = (args.keep or Path(workdir)) / plan.stem
+            say(f"generating {plan.scenario}, {plan.hosts:,} hosts x{args.runs} into {out}")
             try:
-                results.append(
-                    measure_generation(args.scenario, options, args.runs, out, Path(workdir))
-                )
-            except BenchmarkError as exc:
-                say(f"error: {exc}")
-                return 1
+                results.append(measure_generation(plan, args.runs, out, Path(workdir)))
             finally:
                 if args.keep is None:
                     shutil.rmtree(out, ignore_errors=True)
-    changed, origin = provenance(host, digest, "fixtures")
     report = {
-        **run_stamp(GENERATE, command, args.runs),
-        "scenario": args.scenario,
-        "minutes": args.minutes,
-        "rate": args.rate,
-        "seed": args.seed,
-        "hosts": [options.hosts for options in requests],
+        **measure.run_stamp(GENERATE.kind, command, args.runs),
+        **{key: value for key, value in requests[0].fields().items() if key != "hosts"},
+        "hosts": [plan.hosts for plan in requests],
         "method": (
             "wall: perf_counter around launcher+child; peak RSS, CPU: rusage of the generator "
             "process from os.wait4 in a small Python launcher; bytes: sum of the sizes of the "
             "files of OUT/bundle; sync before each run, none after it"
         ),
-        **origin,
+        **start.provenance(),
         "results": results,
     }
-    print(generate_table(results), end="")
-    conclude(report, changed=changed, keep=not args.no_record, package="fixtures")
+    finish(report, GENERATE, args)
     return 0
 
 

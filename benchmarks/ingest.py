@@ -1,45 +1,23 @@
-"""Ingest throughput benchmark: ``python -m benchmarks.ingest [--size-mb 1024] [--runs 3]``.
+"""Ingest throughput benchmark: ``python -m benchmarks.ingest [--size-mb 1024] [--runs 3]
+[--inputs …]`` (RESULTS.md, "Ingest throughput").
 
-Four synthetic inputs of about ``--size-mb`` MiB each (``--inputs`` picks some, or adds
-``bundle``) are generated once (deterministically from ``--seed``) and cached under
-``benchmarks/.cache/``, each under a name carrying its size, seed and generator version.
-:mod:`benchmarks.inputs` lists them; each has a module of its own describing what it writes:
-
-* ``cloud_logging``: a Log Router sink JSON-lines object of ``k8s_container`` stderr entries
-  from 1,024 TPU hosts (:mod:`benchmarks.inputs.cloud_logging`).
-* ``text``: one TPU container's stderr of the same kinds of lines
-  (:mod:`benchmarks.inputs.text`).
-* ``kubelet``: ``journalctl -o short-precise`` text of one GKE TPU node
-  (:mod:`benchmarks.inputs.kubelet`).
-* ``modelarts``: one ModelArts worker log of an 8-NPU node
-  (:mod:`benchmarks.inputs.modelarts`).
-* ``cloud_logging_array``, ``cloud_logging_gz``, ``kubelet_zst`` (only with ``--inputs``):
-  made from the cached ``cloud_logging`` / ``kubelet`` file (:mod:`benchmarks.inputs.derived`):
-  the same entries as one ``gcloud logging read --format=json`` array, and the files gzip- and
-  zstd-compressed. A compressed input's result gives MiB/s over the stored bytes
-  (``mib_per_s``, as for every input) and over the bytes culprit decoded
-  (``decoded_mib_per_s``), and the decompression baselines of :mod:`benchmarks.inflate` timed
-  over the same file (``inflate``).
-* ``bundle`` (only with ``--inputs``): a directory, a whole incident bundle of GCS sink
-  shards, node journals and gcloud exports written by the fixtures generator, read by several
-  readers at once (:mod:`benchmarks.inputs.bundle`). It is not among the defaults: its bytes
-  follow ``fixtures/``, not a version of this benchmark, and the recorded default runs have
-  always been the four inputs above.
-
-Each input is then ingested ``--runs`` times by ``culprit ingest INPUT -o CASE --force
---quiet`` in a child process, timed by :mod:`benchmarks.measure` (wall time, peak RSS and CPU
-of the ``culprit`` process, warm page cache).
-
-Results are printed and recorded by :mod:`benchmarks.report`: written to
-``benchmarks/results/<YYYY-MM-DD>-<hostname>.json``, and the ingest section of
-``benchmarks/RESULTS.md`` is rebuilt from all recorded runs. ``--no-record`` skips both, for
-quick checks. ``--report-json FILE`` also writes the report to ``FILE`` (recorded or not), for
-``python -m benchmarks run``.
+Each input is a log of about ``--size-mb`` MiB written by the sized generators of
+:mod:`fixtures.sized` (deterministic from ``--seed``), cached under ``benchmarks/.cache/`` by a
+name carrying size, seed and generator version (:func:`input_path`); without ``--inputs``, the
+four single-reader logs its recorded runs have always measured (:data:`DEFAULT_INPUTS`). Each
+is ingested ``--runs`` times by ``culprit ingest INPUT -o CASE --force --quiet`` in a fresh
+child process (:func:`benchmarks.measure.run_once`), the case deleted before every run; a
+compressed input is also decoded by bare decoders (:func:`measure_inflate`).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import importlib.util
+import shlex
+import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -47,79 +25,249 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from benchmarks import BENCHMARKS_DIR, MIB
-from benchmarks.environment import machine, provenance, run_stamp, source_digest
-from benchmarks.inflate import describe as describe_inflate
-from benchmarks.inflate import measure_all as measure_inflate
-from benchmarks.inputs import DEFAULT_INPUTS, GENERATORS, INPUT_NAMES
-from benchmarks.measure import BenchmarkError, measure, tree_bytes
-from benchmarks.progress import say
-from benchmarks.report import (
-    INGEST,
-    add_recording_options,
-    conclude,
-    recorded_command,
-    table,
-    write_report,
-)
+from analyzer import api
+from benchmarks import BENCHMARKS_DIR, MIB, measure, say
+from benchmarks.families import INGEST, INPUT_NAMES, describe_inflate
+from benchmarks.report import add_recording_options, checked, finish, parser_for, recorded_command
+from fixtures.sized import SIZED_LOGS
 
+#: What ``python -m benchmarks.ingest`` measures without ``--inputs``: the four single-reader
+#: inputs its recorded default runs have always measured.
+DEFAULT_INPUTS: Final = ("cloud_logging", "text", "kubelet", "modelarts")
 #: Peak RSS allowed while ingesting a 2 GB Cloud Logging JSON-lines export.
 RSS_BUDGET_MIB: Final = 1536
 
 
-@dataclass(frozen=True)
-class Input:
-    """A benchmark input (a file or a directory), generated into the cache."""
-
-    name: str
-    path: Path
-
-
 def input_path(cache: Path, name: str, size_mb: int, seed: int) -> Path:
-    """Where the input ``name`` of ``size_mb`` MiB from ``seed`` is cached: its stem carries
-    name, size, seed and generator version (and a derived input's source version)."""
-    generator = GENERATORS[name]
-    version = f"v{generator.version}"
-    if generator.source is not None:
-        version += f"s{GENERATORS[generator.source].version}"
-    return cache / generator.cache_path(f"{name}-{size_mb}mb-seed{seed}-{version}", seed)
+    """Where the input is cached, named after what its bytes depend on: size, seed, generator
+    version (a derived input's source's too; the bundle's: a digest of ``fixtures/``)."""
+    log = SIZED_LOGS[name]
+    version = f"v{log.version}"
+    if log.source is not None:
+        version += f"s{SIZED_LOGS[log.source].version}"
+    stem = f"{name}-{size_mb}mb-seed{seed}-{version}"
+    if log.follows_scenarios:
+        stem += f"-fx{measure.source_digest('fixtures')[:12]}"
+    return cache / log.place(stem, seed)
 
 
-def prepare_inputs(cache: Path, size_mb: int, seed: int, names: Sequence[str]) -> list[Input]:
-    """The benchmark inputs ``names``, generated into ``cache`` when missing (a derived input
-    from its source's cached file, generated first when missing too)."""
+def prepare_inputs(cache: Path, size_mb: int, seed: int, names: Sequence[str]) -> list[Path]:
+    """The inputs ``names``, generated into ``cache`` when missing (a source before its derived)."""
     cache.mkdir(parents=True, exist_ok=True)
-    sources = {GENERATORS[name].source for name in names} - {None}
-    # In GENERATORS order, so that a source is ready before the inputs derived from it.
-    needed = [name for name in GENERATORS if name in names or name in sources]
-    for name in needed:
-        path = input_path(cache, name, size_mb, seed)
+    sources = {SIZED_LOGS[name].source for name in names} - {None}
+    # In registry order, so that a source is ready before the inputs derived from it.
+    for name in [name for name in SIZED_LOGS if name in names or name in sources]:
+        path, log = input_path(cache, name, size_mb, seed), SIZED_LOGS[name]
         if path.exists():
             continue
-        generator = GENERATORS[name]
         say(f"generating {path} ...")
         path.parent.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        if generator.source is not None and generator.derive is not None:
-            generator.derive(input_path(cache, generator.source, size_mb, seed), path)
+        if log.source is not None and log.derive is not None:
+            log.derive(input_path(cache, log.source, size_mb, seed), path)
         else:
-            generator.generate(path, size_mb * MIB, seed)
-        elapsed = time.perf_counter() - started
-        size = tree_bytes(path) / MIB
-        say(f"  {size:,.1f} MiB in {elapsed:.1f} s")
-    return [Input(name, input_path(cache, name, size_mb, seed)) for name in names]
+            log.generate(path, size_mb * MIB, seed)
+        say(f"  {measure.tree_bytes(path) / MIB:,.1f} MiB in {time.perf_counter() - started:.1f} s")
+    return [input_path(cache, name, size_mb, seed) for name in names]
+
+
+def case_facts(case: Path) -> dict[str, Any]:
+    """What the ingest made of the input: counts, readers, statuses, size on disk, and the
+    bytes culprit decoded and the compressions it met (None when the inventory does not say)."""
+    columns = api.query(case, "SELECT * FROM files LIMIT 0").column_names
+    wanted = [
+        name for name in ("reader", "status", "decoded_bytes", "compression") if name in columns
+    ]
+    rows = api.query(case, f"SELECT {', '.join(wanted)} FROM files").to_pylist()
+    return {
+        "counts": api.load_case(case).meta.counts.model_dump(),
+        "readers": sorted({row["reader"] for row in rows}),
+        "statuses": sorted({row["status"] for row in rows}),
+        "case_mib": measure.tree_bytes(case) / MIB,
+        "decoded_bytes": (
+            sum(row["decoded_bytes"] or 0 for row in rows) if "decoded_bytes" in columns else None
+        ),
+        "compressions": (
+            sorted({row["compression"] for row in rows} - {None})
+            if "compression" in columns
+            else None
+        ),
+    }
+
+
+def measure_input(name: str, path: Path, runs: int, workdir: Path) -> dict[str, Any]:
+    """``culprit ingest`` of the input ``runs`` times; its result (cases, logs: ``workdir``)."""
+    case = workdir / f"case-{name}"
+    command = [
+        *measure.culprit_command(),
+        "ingest",
+        str(path),
+        "-o",
+        str(case),
+        "--force",
+        "--quiet",
+    ]
+    size = measure.tree_bytes(path)
+    results: list[measure.Run] = []
+    for number, run in measure.repeat(
+        command, runs, workdir, name, lambda: shutil.rmtree(case, True)
+    ):
+        results.append(run)
+        say(f"  {name} run {number}/{runs}: {measure.describe(run, size)}")
+    facts = case_facts(case)
+    shutil.rmtree(case, ignore_errors=True)
+    counts = facts.pop("counts")
+    return {
+        "input": name,
+        "file": path.name,
+        "bytes": size,
+        "input_mib": size / MIB,
+        "records": counts["records"],
+        "rows": counts["rows"],
+        "counts": counts,
+        **facts,
+        **measure.timings(results, size),
+        "command": shlex.join(command),
+    }
+
+
+# -- decompression baselines: how fast can a compressed input be decoded at all? ------------
+#
+# ``culprit ingest`` of a ``.gz`` or ``.zst`` input can be no faster than decompressing it, so
+# each compressed input's figure is put beside a bare decoder over the same file, writing to
+# ``/dev/null``: zlib and ISA-L's inflate (what culprit's gzip decoder uses) for gzip,
+# ``zstandard`` for zstd. Each is a fresh ``python -c`` child timed by
+# :func:`benchmarks.measure.run_once`; it prints the bytes it decoded, which must equal what
+# culprit decoded. MiB/s = decoded bytes / median wall time.
+
+#: A multi-member gzip inflater over the file ``argv[1]``, written to /dev/null; prints the
+#: decoded byte count. ``{module}`` is ``zlib`` or ``isal.isal_zlib`` (the same API).
+_INFLATE: Final = """
+import sys
+from {module} import decompressobj
+total = 0
+inflater = decompressobj(wbits=31)
+with open(sys.argv[1], "rb") as source, open("/dev/null", "wb") as sink:
+    while data := source.read(1 << 20):
+        while data:
+            out = inflater.decompress(data)
+            sink.write(out)
+            total += len(out)
+            if inflater.eof:
+                data = inflater.unused_data
+                inflater = decompressobj(wbits=31)
+            else:
+                data = b""
+print(total)
+"""
+#: A zstd decoder over the file ``argv[1]`` (all frames), written to /dev/null; prints the
+#: decoded byte count.
+_UNZSTD: Final = """
+import sys
+import zstandard
+total = 0
+with open(sys.argv[1], "rb") as source, open("/dev/null", "wb") as sink:
+    reader = zstandard.ZstdDecompressor().stream_reader(source, read_across_frames=True)
+    while data := reader.read(1 << 20):
+        sink.write(data)
+        total += len(data)
+print(total)
+"""
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """One bare decoder: its name, label, the package that must be importable, the code."""
+
+    name: str
+    label: str
+    module: str
+    code: str
+    #: The distribution whose version is recorded.
+    distribution: str | None
+
+
+#: The baselines of each compression, in table order.
+BASELINES: Final[dict[str, tuple[Baseline, ...]]] = {
+    "gzip": (
+        Baseline("zlib", "zlib inflate", "zlib", _INFLATE.format(module="zlib"), None),
+        Baseline(
+            "isal",
+            "ISA-L inflate (`isal.isal_zlib`)",
+            "isal",
+            _INFLATE.format(module="isal.isal_zlib"),
+            "isal",
+        ),
+    ),
+    "zstd": (Baseline("zstandard", "zstd (`zstandard`)", "zstandard", _UNZSTD, "zstandard"),),
+}
+
+
+def available(compression: str) -> tuple[list[Baseline], list[Baseline]]:
+    """The baselines of ``compression`` whose module is importable here, and the others."""
+    found: list[Baseline] = []
+    missing: list[Baseline] = []
+    for baseline in BASELINES.get(compression, ()):
+        (found if importlib.util.find_spec(baseline.module) else missing).append(baseline)
+    return found, missing
+
+
+def _version(baseline: Baseline) -> str | None:
+    if baseline.distribution is None:
+        import zlib
+
+        return f"zlib {zlib.ZLIB_RUNTIME_VERSION}"
+    try:
+        return f"{baseline.distribution} {importlib.metadata.version(baseline.distribution)}"
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def measure_baseline(baseline: Baseline, path: Path, runs: int, logs: Path) -> dict[str, Any]:
+    """``baseline`` over ``path`` ``runs`` times; its result, MiB/s over the bytes it decoded."""
+    command = [sys.executable, "-c", baseline.code, str(path)]
+    results: list[measure.Run] = []
+    decoded: set[int] = set()
+    for number in range(1, runs + 1):
+        log = logs / f"inflate-{path.name}-{baseline.name}-{number}.log"
+        run = measure.run_once(command, log)
+        results.append(run)
+        decoded.add(int(log.read_text().split()[-1]))
+        say(f"  {baseline.name} run {number}/{runs}: {run.seconds:.2f} s")
+    if len(decoded) != 1:
+        raise measure.BenchmarkError(f"{baseline.name} decoded {sorted(decoded)} bytes from {path}")
+    size = decoded.pop()
+    timed = measure.timings(results, size)
+    say(f"  {baseline.label}: {timed['mib_per_s']:,.0f} MiB/s of decoded bytes")
+    return {
+        "name": baseline.name,
+        "label": baseline.label,
+        "version": _version(baseline),
+        "command": f"python -c '<{baseline.name} decode to /dev/null>' FILE",
+        "decoded_bytes": size,
+        "stored_bytes": path.stat().st_size,
+        **timed,
+    }
+
+
+def measure_inflate(path: Path, compression: str, runs: int, logs: Path) -> dict[str, Any]:
+    """Every baseline of ``compression`` over ``path``, and those not importable here."""
+    found, missing = available(compression)
+    for baseline in missing:
+        say(f"  {baseline.name}: `{baseline.module}` is not importable, not measured")
+    results = [measure_baseline(baseline, path, runs, logs) for baseline in found]
+    return {"results": results, "missing": [baseline.name for baseline in missing]}
 
 
 def compressed_figures(
     result: dict[str, Any], compression: str, inflate: dict[str, Any]
 ) -> dict[str, Any]:
-    """The fields a compressed input's result adds: its compression, the bytes culprit decoded
-    and MiB/s over them (``mib_per_s`` stays over the stored bytes, as for every input), and
-    the decompression baselines (:mod:`benchmarks.inflate`) over the same file."""
+    """What a compressed input's result adds: the bytes culprit decoded and MiB/s over them
+    (``mib_per_s`` stays over the stored bytes), and the bare decoders over the same file."""
     decoded = result.get("decoded_bytes")
     for baseline in inflate["results"]:
         if decoded is not None and baseline["decoded_bytes"] != decoded:
-            raise BenchmarkError(
+            raise measure.BenchmarkError(
                 f"{baseline['name']} decoded {baseline['decoded_bytes']:,} bytes of "
                 f"{result['file']}, culprit {decoded:,}"
             )
@@ -141,70 +289,53 @@ def compressed_figures(
 
 def _parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
     """The parsed options and the input names they select."""
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.ingest", description=__doc__.split("\n\n")[0]
-    )
+    parser = parser_for("benchmarks.ingest", __doc__)
     parser.add_argument("--size-mb", type=int, default=1024, help="size of each input, MiB")
-    parser.add_argument("--runs", type=int, default=3, help="ingest runs per input")
-    parser.add_argument(
-        "--cache", type=Path, default=BENCHMARKS_DIR / ".cache", help="input cache dir"
-    )
+    parser.add_argument("--cache", type=Path, default=BENCHMARKS_DIR / ".cache", help="inputs")
     parser.add_argument("--seed", type=int, default=0, help="generator seed")
-    parser.add_argument(
-        "--inputs",
-        default=",".join(DEFAULT_INPUTS),
-        help=f"comma-separated subset of {','.join(INPUT_NAMES)} (default: %(default)s)",
-    )
+    known = ",".join(INPUT_NAMES)
+    parser.add_argument("--inputs", default=",".join(DEFAULT_INPUTS), help=f"some of {known}")
     add_recording_options(parser)
-    args = parser.parse_args(argv)
+    args = checked(parser, argv)
     names = [name.strip() for name in args.inputs.split(",") if name.strip()]
-    if args.size_mb < 1 or args.runs < 1 or not names or not set(names) <= set(INPUT_NAMES):
-        parser.error(f"--size-mb and --runs must be positive; --inputs: {','.join(INPUT_NAMES)}")
+    if args.size_mb < 1 or not names or not set(names) <= set(INPUT_NAMES):
+        parser.error(f"--size-mb must be positive; --inputs: {','.join(INPUT_NAMES)}")
     return args, names
 
 
+@measure.entry_point
 def main(argv: Sequence[str] | None = None) -> int:
     args, names = _parse_args(argv)
     command = recorded_command("benchmarks.ingest", argv)
-
-    inputs = prepare_inputs(args.cache, args.size_mb, args.seed, names)
-    digest = source_digest()
-    host = machine()
+    paths = prepare_inputs(args.cache, args.size_mb, args.seed, names)
+    start = measure.Start.now()
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="culprit-bench-") as workdir:
-        for item in inputs:
-            say(f"ingesting {item.path.name} x{args.runs}")
-            try:
-                result = measure(item.name, item.path, args.runs, Path(workdir))
-                compression = GENERATORS[item.name].compression
-                if compression is not None:
-                    say(f"decoding {item.path.name} to /dev/null x{args.runs} (baselines)")
-                    inflate = measure_inflate(item.path, compression, args.runs, Path(workdir))
-                    result.update(compressed_figures(result, compression, inflate))
-                results.append(result)
-            except BenchmarkError as exc:
-                say(f"error: {exc}")
-                return 1
-    changed, origin = provenance(host, digest)
+        for name, path in zip(names, paths, strict=True):
+            say(f"ingesting {path.name} x{args.runs}")
+            result = measure_input(name, path, args.runs, Path(workdir))
+            compression = SIZED_LOGS[name].compression
+            if compression is not None:
+                say(f"decoding {path.name} to /dev/null x{args.runs} (baselines)")
+                inflate = measure_inflate(path, compression, args.runs, Path(workdir))
+                result.update(compressed_figures(result, compression, inflate))
+            results.append(result)
     report = {
-        **run_stamp(INGEST, command, args.runs),
+        **measure.run_stamp(INGEST.kind, command, args.runs),
         "size_mib": args.size_mb,
         "seed": args.seed,
-        "generator_versions": {name: GENERATORS[name].version for name in names},
+        "generator_versions": {name: SIZED_LOGS[name].version for name in names},
         "method": (
             "wall: perf_counter around launcher+child; peak RSS, CPU: rusage of the culprit "
             "process from os.wait4 in a small Python launcher; compressed inputs: MiB/s over "
             "the stored and over the decoded bytes, and bare decoders (python -c, output to "
             "/dev/null) timed the same way over the same file"
         ),
-        **origin,
+        **start.provenance(),
         "rss_budget_mib": RSS_BUDGET_MIB,
         "results": results,
     }
-    print(table(results), end="")
-    conclude(report, changed=changed, keep=not args.no_record)
-    if args.report_json is not None:
-        write_report(args.report_json, report)
+    finish(report, INGEST, args)
     return 0
 
 

@@ -1,47 +1,44 @@
-"""Timing a child process: ``culprit ingest`` on one input, or any command (:func:`run_once`).
+"""How every benchmark measures: a child process timed (:func:`run_once`), and what the run
+was measured on (:class:`Start`: the machine, the package versions and the checkout).
 
-Each input is ingested ``runs`` times by ``culprit ingest FILE -o CASE --force --quiet`` in a
-child process. Wall time is measured by this process around the child (``perf_counter``, so it
-includes interpreter start-up and imports). Peak RSS and user/system CPU come from a tiny
-Python launcher that starts ``culprit`` and collects it with ``os.wait4``: the kernel's
-``rusage`` of exactly that child, as ``/usr/bin/time -v`` reports it, unpolluted by earlier
-runs (``RUSAGE_CHILDREN`` keeps a high-water mark over all of them) or by this process's own
-memory (on Linux a child's peak RSS is seeded with its parent's at fork and survives ``exec``,
-which is why the launcher, a fresh ~10 MiB process, sits in between). That high-water mark is
-the largest single process's; culprit reads files in worker processes, so the launcher also
-samples the summed RSS of the child and its descendants every 0.1 s, and the peak RSS
-reported is the larger of the two. The case directory is deleted before every run, outside
-the timed region. The input is read from the page cache (it was just generated or read by
-the previous run); the numbers are warm-cache numbers. An input is a file or a directory (a
-bundle); a directory's size is the sum of its files' sizes.
-
-:func:`run_once` times any command the same way (``python -m benchmarks.generate`` times the
-fixtures generator with it), and :func:`timings` summarizes the runs of one measurement.
+Wall time is taken by this process around the child (interpreter start-up and imports
+included). Peak RSS and CPU come from a tiny launcher that starts the command and collects it
+with ``os.wait4``: the kernel's ``rusage`` of exactly that child, unpolluted by earlier runs
+(``RUSAGE_CHILDREN`` keeps a high-water mark over all of them) or by this process's memory (a
+child's peak RSS is seeded with its parent's at fork and survives ``exec``). culprit reads
+files in worker processes, so the launcher also samples the summed RSS of the child's process
+tree every 0.1 s; the peak reported is the larger of the two.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
+import functools
+import hashlib
+import importlib.metadata
 import json
 import os
+import platform
 import shlex
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-import polars as pl
-
-from benchmarks import MIB
-from benchmarks.progress import say
+from benchmarks import MIB, REPO_DIR, say
 
 
 @dataclass(frozen=True)
 class Run:
-    """One ingest: wall time, and the kernel's rusage of the ``culprit`` process."""
+    """One run: wall time, and the kernel's rusage of the child process."""
 
     seconds: float
     peak_rss_mib: float
@@ -52,7 +49,7 @@ class Run:
 
 
 class BenchmarkError(RuntimeError):
-    """The ingest under test failed."""
+    """A measured command failed, or what it made is not what was expected."""
 
 
 def culprit_command() -> list[str]:
@@ -145,8 +142,7 @@ def run_once(command: list[str], log: Path) -> Run:
 
 
 def tree_files(path: Path) -> list[Path]:
-    """The files of ``path``: itself when it is a file, else every file under it (symbolic
-    links left out, as ``culprit ingest`` counts a directory's size)."""
+    """``path``, or the files under it (no symbolic links, as ``culprit ingest`` counts them)."""
     if path.is_file():
         return [path]
     return [p for p in path.rglob("*") if p.is_file() and not p.is_symlink()]
@@ -157,19 +153,18 @@ def tree_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in tree_files(path))
 
 
-def describe(run: Run, size: int) -> str:
-    """One run for the progress messages: wall time, MiB/s over ``size`` bytes, peak RSS, CPU
-    and load."""
+def describe(run: Run, size: int | None) -> str:
+    """One run for the progress messages: wall time (and MiB/s over ``size`` bytes), peak RSS,
+    CPU and load."""
+    rate = "" if size is None else f" ({size / MIB / run.seconds:.1f} MiB/s)"
     return (
-        f"{run.seconds:.1f} s ({size / MIB / run.seconds:.1f} MiB/s), "
-        f"peak RSS {run.peak_rss_mib:,.0f} MiB, CPU {run.user_s + run.system_s:.1f} s, "
-        f"load {run.load_before:.1f} -> {run.load_after:.1f}"
+        f"{run.seconds:.1f} s{rate}, peak RSS {run.peak_rss_mib:,.0f} MiB, CPU "
+        f"{run.user_s + run.system_s:.1f} s, load {run.load_before:.1f} -> {run.load_after:.1f}"
     )
 
 
 def timings(runs: list[Run], size: int) -> dict[str, Any]:
-    """The timing fields of a result: median, min and max wall time, MiB/s over ``size`` bytes
-    at the median, the highest peak RSS, and every run."""
+    """A result's timing fields: median, min, max, MiB/s at the median, peak RSS, the runs."""
     seconds = [run.seconds for run in runs]
     median = statistics.median(seconds)
     return {
@@ -182,64 +177,177 @@ def timings(runs: list[Run], size: int) -> dict[str, Any]:
     }
 
 
-def _case_facts(case: Path) -> dict[str, Any]:
-    """What the ingest made of the input: counts, readers and statuses, size on disk, and the
-    bytes culprit decoded and the compressions it met (from the inventory, ``None`` when it
-    does not say)."""
-    meta = json.loads((case / "case.json").read_text())
-    files = pl.read_parquet(case / "files.parquet")
-    size = tree_bytes(case)
-    decoded = int(files["decoded_bytes"].sum()) if "decoded_bytes" in files.columns else None
-    compressions = (
-        sorted(set(files["compression"].drop_nulls().to_list()))
-        if "compression" in files.columns
-        else None
-    )
-    return {
-        "counts": meta["counts"],
-        "readers": sorted(set(files["reader"].to_list())),
-        "statuses": sorted(set(files["status"].to_list())),
-        "case_mib": size / MIB,
-        "decoded_bytes": decoded,
-        "compressions": compressions,
-    }
+def warm(paths: Sequence[Path]) -> None:
+    """Read every file under ``paths`` once, so the timed runs read from the page cache."""
+    for root in paths:
+        for path in [root] if root.is_file() else sorted(root.rglob("*")):
+            if path.is_file():
+                with path.open("rb") as source:
+                    while source.read(16 * MIB):
+                        pass
 
 
-def measure(name: str, path: Path, runs: int, workdir: Path) -> dict[str, Any]:
-    """Ingest the input ``name`` at ``path`` (a file or a directory) ``runs`` times; the result
-    object of a results file. Cases and run logs go to ``workdir``."""
-    case = workdir / f"case-{name}"
-    command = [
-        *culprit_command(),
-        "ingest",
-        str(path),
-        "-o",
-        str(case),
-        "--force",
-        "--quiet",
-    ]
-    size = tree_bytes(path)
-    results: list[Run] = []
+def repeat(
+    command: list[str],
+    runs: int,
+    logs: Path,
+    name: str,
+    before: Callable[[], None] = lambda: None,
+    *,
+    sync: bool = False,
+) -> Iterator[tuple[int, Run]]:
+    """Run ``command`` ``runs`` times, ``before()`` and (``sync``) writing back dirty pages
+    ahead of each, untimed; yields each run's number and figures as it ends."""
     for number in range(1, runs + 1):
-        shutil.rmtree(case, ignore_errors=True)
-        run = run_once(command, workdir / f"{name}-{number}.log")
-        results.append(run)
-        say(f"  {name} run {number}/{runs}: {describe(run, size)}")
-    facts = _case_facts(case)
-    shutil.rmtree(case, ignore_errors=True)
+        before()
+        if sync:
+            os.sync()
+        yield number, run_once(command, logs / f"{name}-{number}.log")
+
+
+@contextlib.contextmanager
+def work_directory(parent: Path, prefix: str, *, keep: bool) -> Iterator[Path]:
+    """A fresh directory under ``parent`` for a run's work, deleted unless ``keep``."""
+    parent.mkdir(parents=True, exist_ok=True)
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    try:
+        yield path
+    finally:
+        if keep:
+            say(f"kept {path}")
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+class Main(Protocol):
+    """A benchmark's entry point: its command-line arguments (this process's when None)."""
+
+    def __call__(self, argv: Sequence[str] | None = None) -> int: ...
+
+
+def entry_point(main: Main) -> Main:
+    """A benchmark's ``main``, ending on a failed measurement with one line and status 1."""
+
+    @functools.wraps(main)
+    def run(argv: Sequence[str] | None = None) -> int:
+        try:
+            return main(argv)
+        except BenchmarkError as exc:
+            say(f"error: {exc}")
+            return 1
+
+    return run
+
+
+# -- what a run is measured on: the machine, the package versions and the checkout ---------
+
+
+def _first_value(path: str, key: str) -> str | None:
+    """The value of the first ``key: value`` line of ``path`` (a ``/proc`` file) with ``key``."""
+    try:
+        for line in Path(path).read_text().splitlines():
+            name, _, value = line.partition(":")
+            if name.strip() == key:
+                return value.strip()
+    except OSError:
+        pass
+    return None
+
+
+def git(*args: str) -> str | None:
+    """The output of ``git args…`` in the repository, or ``None`` when git fails."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(REPO_DIR), *args], capture_output=True, text=True, check=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return done.stdout.strip()
+
+
+def source_digest(package: str = "analyzer", leave_out: tuple[str, ...] = ()) -> str:
+    """SHA-256 over the sources of ``package`` (a top-level directory of the repository) but
+    those under ``leave_out``: the code under test, fingerprinted to notice edits during a run."""
+    digest = hashlib.sha256()
+    for path in sorted((REPO_DIR / package).rglob("*.py")):
+        name = str(path.relative_to(REPO_DIR))
+        if not name.startswith(leave_out):
+            digest.update(name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+#: Sources of ``fixtures/`` that do not change what the scenario generator writes (freezing the
+#: replay suite, the sized logs): left out of :func:`generator_digest`, so that editing them
+#: does not void the cached bundles and cases.
+NOT_GENERATOR: Final = ("fixtures/replay_suite.py", "fixtures/sized/")
+
+
+def generator_digest() -> str:
+    """The first 12 hex digits of the digest of the scenario generator's sources: names the
+    cached bundles and cases built from its output."""
+    return source_digest("fixtures", NOT_GENERATOR)[:12]
+
+
+def machine(package: str = "analyzer") -> dict[str, Any]:
+    """The ``machine`` object of a results file, with whether the code under test (``package``)
+    had uncommitted changes."""
+    memory_kib = _first_value("/proc/meminfo", "MemTotal")
+    versions: dict[str, str | None] = {}
+    for distribution in ("culprit", "polars", "pyarrow", "duckdb", "numpy"):
+        try:
+            versions[distribution] = importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            versions[distribution] = None
     return {
-        "input": name,
-        "file": path.name,
-        "bytes": size,
-        "input_mib": size / MIB,
-        "records": facts["counts"]["records"],
-        "rows": facts["counts"]["rows"],
-        "counts": facts["counts"],
-        "readers": facts["readers"],
-        "statuses": facts["statuses"],
-        "case_mib": facts["case_mib"],
-        "decoded_bytes": facts["decoded_bytes"],
-        "compressions": facts["compressions"],
-        **timings(results, size),
-        "command": shlex.join(command),
+        "hostname": socket.gethostname(),
+        "cpu": _first_value("/proc/cpuinfo", "model name") or platform.processor(),
+        "cores": os.cpu_count(),
+        # KiB to GiB.
+        "ram_gib": round(int(memory_kib.split()[0]) / (1 << 20), 1) if memory_kib else None,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "versions": versions,
+        "git_commit": git("rev-parse", "HEAD"),
+        f"{package}_modified_vs_commit": bool(
+            git("status", "--porcelain", "--untracked-files=no", "--", package)
+        ),
     }
+
+
+def run_stamp(kind: str, command: str, runs: int) -> dict[str, Any]:
+    """The fields that open every results file: kind, date, time recorded, command, runs."""
+    now = dt.datetime.now(dt.UTC).astimezone()
+    return {
+        "kind": kind,
+        "date": now.date().isoformat(),
+        "recorded_at": now.isoformat(timespec="seconds"),
+        "command": command,
+        "runs": runs,
+    }
+
+
+@dataclass(frozen=True)
+class Start:
+    """What a run began on: the machine (with the checked-out commit) and the digest of the
+    code under test, ``package``'s sources."""
+
+    package: str
+    digest: str
+    host: dict[str, Any]
+
+    @classmethod
+    def now(cls, package: str = "analyzer") -> Start:
+        return cls(package, source_digest(package), machine(package))
+
+    def provenance(self) -> dict[str, Any]:
+        """The results-file fields of the machine and the digest, and whether the sources or the
+        commit changed since the run began (which would misattribute the results)."""
+        after, head = source_digest(self.package), git("rev-parse", "HEAD")
+        return {
+            "machine": self.host,
+            f"{self.package}_sha256": self.digest,
+            f"{self.package}_changed_during_run": after != self.digest
+            or head != self.host["git_commit"],
+            f"{self.package}_sha256_after": after,
+            "git_commit_after": head,
+        }

@@ -1,42 +1,13 @@
 """Every performance figure in one command: ``python -m benchmarks run [--quick] [--no-record]
-[--only ingest,match,analyze] [--rebuild-table]``.
+[--only ingest,match,analyze] [--rebuild-table]`` (RESULTS.md, "Targets").
 
-Runs the existing benchmarks, each in a child process (``python -m benchmarks.<module>``, so
-each measures in a fresh interpreter and records its own results file and RESULTS.md section
-exactly as when run by hand), with the parameters the targets need (:func:`plan`), every
-figure the median of :data:`RUNS` runs with its min and max:
-
-1. ``benchmarks.ingest``: 1,024 MiB each of ``cloud_logging`` (JSON-lines),
-   ``cloud_logging_array`` (the same entries as a gcloud array), ``cloud_logging_gz``,
-   ``text``, ``kubelet``, ``kubelet_zst`` and ``modelarts``; the compressed inputs with their
-   bare-decoder baselines (:mod:`benchmarks.inflate`).
-2. ``benchmarks.match`` over the 10 M-row case: backends against grep, ripgrep (the
-   catalogue's own regexes) and the Python loop.
-3. ``benchmarks.analyze`` at 64, 1,024 and 4,096 hosts: bundle → report, re-match + diagnose,
-   diagnose only. The 4,096-host incident runs :data:`E2E_4096_MINUTES` minutes, so that its
-   case reaches the target's 20 M rows (about 2,520 rows per host and hour at rate 60: the
-   60-minute incident has only ~10.3 M); its bundle is ~21 GB, generated once into
-   ``benchmarks/.cache/analyze/``.
-
-Each child is given ``--report-json`` to hand its report back; a recorded child's results file
-is found by its kind, recording time and command. Then a results file of kind ``run`` is
-recorded (``benchmarks/results/<date>-<host>[-N].json``, :func:`benchmarks.report.results_path`)
-with the steps (command, exit status, wall time, results file), the ``results_files`` they
-produced and the ``targets`` judged on them, and the targets section at the top of
-``benchmarks/RESULTS.md`` is rebuilt from all results files (:mod:`benchmarks.targets`, a pure
-function of them). A step that fails is recorded as such and the run goes on with the next; the
-exit status is then 1.
-
-``--quick`` checks the machinery in under two minutes on a 2-core machine (with its inputs
-cached; the first one also builds the 1 M-row case, about 100 s once): 32 MiB of the four
-inputs the targets judge (:data:`QUICK_INPUTS`), a 1 M-row case with the polars backend and a
-10,000-line Python-loop sample, 64 hosts × 10 min; still :data:`RUNS` runs of everything.
-What does not fit is left out (:data:`QUICK_LEFT_OUT`: the other three inputs, the 1,024- and
-4,096-host steps), and it says so. Its children
-record nothing (their figures are far below the targets' sizes and would replace the full-size
-rows of the other sections); their reports are kept in the quick ``run`` file (``"quick":
-true``), printed, and never judged. ``--no-record`` records nothing at all;
-``--rebuild-table`` only rebuilds the targets section from the results files.
+Each step of :func:`plan` is a benchmark run as ``python -m benchmarks.<module>`` in a child
+process (a fresh interpreter, its own results file and section, as when run by hand; its
+report handed back through ``--report-json``). A results file of kind ``run`` then lists the
+steps and their files, and the targets section is rebuilt (:mod:`benchmarks.targets`). A failed
+step is recorded as such and the run goes on; the exit status is then 1. ``--quick`` checks
+the machinery in about two minutes on small sizes and says what it leaves out; its children
+record nothing (they would replace the full-size rows), and it is never judged.
 """
 
 from __future__ import annotations
@@ -53,23 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from benchmarks import REPO_DIR, report
-from benchmarks.environment import machine, provenance, run_stamp, source_digest
-from benchmarks.progress import say
-from benchmarks.targets import RUN, evaluate, load_results, place_section, section, table
+from benchmarks import REPO_DIR, report, say
+from benchmarks.measure import Start, run_stamp
+from benchmarks.report import load_results
+from benchmarks.targets import RUN, evaluate, place_section, section, table
+from fixtures.sized import SIZED_LOGS
 
 #: Runs of every measurement: each figure is the median of these, with min and max.
 RUNS: Final = 3
 GROUPS: Final = ("ingest", "match", "analyze")
-INGEST_INPUTS: Final = (
-    "cloud_logging",
-    "cloud_logging_array",
-    "cloud_logging_gz",
-    "text",
-    "kubelet",
-    "kubelet_zst",
-    "modelarts",
-)
+#: The full run's inputs: every sized log but the bundle.
+INGEST_INPUTS: Final = tuple(name for name in SIZED_LOGS if name != "bundle")
 FULL_SIZE_MB: Final = 1024
 QUICK_SIZE_MB: Final = 32
 #: The 4,096-host incident's length: 4,096 hosts × 2 h × ~2,520 rows per host and hour
@@ -103,91 +68,61 @@ QUICK_LEFT_OUT: Final = (
 
 @dataclass(frozen=True)
 class Step:
-    """One benchmark invocation: its name, the ``--only`` group it belongs to, the module
-    run as ``python -m`` and its arguments."""
+    """One benchmark invocation: ``python -m benchmarks.GROUP ARGS``, named ``GROUP`` or
+    ``GROUP-N`` (its ``--only`` group is the benchmark)."""
 
     name: str
-    group: str
-    module: str
     args: tuple[str, ...]
+
+    @property
+    def group(self) -> str:
+        return self.name.partition("-")[0]
 
     def shown(self) -> str:
         """The command as recorded (from the repository root)."""
-        return shlex.join(["python", "-m", self.module, *self.args])
+        return shlex.join(["python", "-m", f"benchmarks.{self.group}", *self.args])
 
 
 def plan(*, quick: bool) -> list[Step]:
     """The steps of a full or a quick run, in order."""
     runs = ("--runs", str(RUNS))
-    inputs = ("--inputs", ",".join(INGEST_INPUTS))
     if quick:
-        small = ("--inputs", ",".join(QUICK_INPUTS))
+        inputs = ("--inputs", ",".join(QUICK_INPUTS))
         return [
-            Step(
-                "ingest",
-                "ingest",
-                "benchmarks.ingest",
-                ("--size-mb", str(QUICK_SIZE_MB), *runs, *small),
-            ),
+            Step("ingest", ("--size-mb", str(QUICK_SIZE_MB), *runs, *inputs)),
             Step(
                 "match",
-                "match",
-                "benchmarks.match",
                 ("--rows", "1M", "--backends", "polars", "--sample", str(QUICK_SAMPLE), *runs),
             ),
-            Step(
-                "analyze-64",
-                "analyze",
-                "benchmarks.analyze",
-                ("--hosts", "64", "--minutes", "10", *runs),
-            ),
+            Step("analyze-64", ("--hosts", "64", "--minutes", "10", *runs)),
         ]
+    inputs = ("--inputs", ",".join(INGEST_INPUTS))
     return [
-        Step(
-            "ingest",
-            "ingest",
-            "benchmarks.ingest",
-            ("--size-mb", str(FULL_SIZE_MB), *runs, *inputs),
-        ),
-        Step("match", "match", "benchmarks.match", ("--rows", "10M", *runs)),
-        Step("analyze-64", "analyze", "benchmarks.analyze", ("--hosts", "64", *runs)),
-        Step("analyze-1024", "analyze", "benchmarks.analyze", ("--hosts", "1024", *runs)),
-        Step(
-            "analyze-4096",
-            "analyze",
-            "benchmarks.analyze",
-            ("--hosts", "4096", "--minutes", str(E2E_4096_MINUTES), *runs),
-        ),
+        Step("ingest", ("--size-mb", str(FULL_SIZE_MB), *runs, *inputs)),
+        Step("match", ("--rows", "10M", *runs)),
+        Step("analyze-64", ("--hosts", "64", *runs)),
+        Step("analyze-1024", ("--hosts", "1024", *runs)),
+        Step("analyze-4096", ("--hosts", "4096", "--minutes", str(E2E_4096_MINUTES), *runs)),
     ]
 
 
 def find_results_file(made: dict[str, Any], directory: Path) -> str | None:
     """The name of the results file in ``directory`` that recorded the report ``made`` (same
     kind, recording time and command), or None."""
-    wanted = (made.get("kind"), made.get("recorded_at"), made.get("command"))
-    for path in sorted(directory.glob("*.json"), reverse=True):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if (
-            isinstance(data, dict)
-            and (
-                data.get("kind"),
-                data.get("recorded_at"),
-                data.get("command"),
-            )
-            == wanted
-        ):
-            return path.name
-    return None
+    fields = ("kind", "recorded_at", "command")
+    found = load_results(directory)
+    matching = [
+        name for name, data in found.items() if all(data.get(f) == made.get(f) for f in fields)
+    ]
+    return max(matching, default=None)
 
 
 def run_step(step: Step, workdir: Path, *, record: bool) -> tuple[dict[str, Any], Any]:
     """Run ``step`` in a child process (its output goes to this terminal); what the ``run``
     file says of it, and the report it handed back (None when it failed)."""
     handed = workdir / f"{step.name}.json"
-    command = [sys.executable, "-m", step.module, *step.args, "--report-json", str(handed)]
+    module = f"benchmarks.{step.group}"
+    command = [sys.executable, "-m", module, *step.args, "--report-json", str(handed)]
     if not record:
         command.append("--no-record")
     say(f"== {step.name}: {step.shown()}" + ("" if record else " --no-record"))
@@ -212,27 +147,12 @@ def run_step(step: Step, workdir: Path, *, record: bool) -> tuple[dict[str, Any]
 
 
 def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks run", description=__doc__.split("\n\n")[0]
-    )
-    parser.add_argument(
-        "--quick",
-        action="store_true",
-        help="small inputs, a 1M-row case and 64 hosts x 10 min (checks, never judged)",
-    )
-    parser.add_argument(
-        "--no-record", action="store_true", help="write no results file and leave RESULTS.md"
-    )
-    parser.add_argument(
-        "--only",
-        default=",".join(GROUPS),
-        help=f"comma-separated steps of {','.join(GROUPS)} (default: all)",
-    )
-    parser.add_argument(
-        "--rebuild-table",
-        action="store_true",
-        help="only rebuild the targets table of RESULTS.md from the results files",
-    )
+    parser = report.parser_for("benchmarks run", __doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes (checks, never judged)")
+    parser.add_argument("--no-record", action="store_true", help="write no results or RESULTS.md")
+    parser.add_argument("--only", default=",".join(GROUPS), help=f"some of {','.join(GROUPS)}")
+    help_ = "only rebuild the targets table of RESULTS.md from the results files"
+    parser.add_argument("--rebuild-table", action="store_true", help=help_)
     args = parser.parse_args(argv)
     args.groups = [name.strip() for name in args.only.split(",") if name.strip()]
     if not args.groups or not set(args.groups) <= set(GROUPS):
@@ -262,8 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.no_record:
             say(f"rebuilt the targets section of {_shown(report.RESULTS_MD)}")
         return 0
-    command = shlex.join(
-        ["python", "-m", "benchmarks", "run", *(sys.argv[2:] if argv is None else argv)]
+    command = report.recorded_command(
+        "benchmarks", ["run", *(sys.argv[2:] if argv is None else argv)]
     )
     steps = [step for step in plan(quick=args.quick) if step.group in args.groups]
     left_out = [
@@ -274,7 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for item in left_out:
         say(f"--quick leaves out {item['name']}: {item['why']}")
     record = not args.quick and not args.no_record
-    digest, host = source_digest(), machine()
+    start = Start.now()
     started = time.perf_counter()
     done: list[dict[str, Any]] = []
     reports: dict[str, Any] = {}
@@ -285,7 +205,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             if made is not None:
                 reports[entry["results_file"] or step.name] = made
     wall = time.perf_counter() - started
-    changed, origin = provenance(host, digest)
     rows = evaluate(reports, list(reports), quick=args.quick)
     made_run: dict[str, Any] = {
         **run_stamp(RUN, command, RUNS),
@@ -301,23 +220,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{RUNS} runs; targets: benchmarks/targets.py over the results files"
             + ("; quick: children not recorded, their reports kept here" if args.quick else "")
         ),
-        **origin,
+        **start.provenance(),
         "targets": [row.as_dict() for row in rows],
     }
     if args.quick:
         made_run["reports"] = reports
     say("this run's figures" + (" (quick: never judged)" if args.quick else "") + ":")
     print(table(rows), end="")
-    if args.quick:
-        say("quick run: its figures are far below the targets' sizes and are never judged")
-    say(
-        f"run finished in {wall:,.0f} s"
-        + (" (over --quick's 2 minutes)" if args.quick and wall > 120 else "")
-    )
-    if changed:
+    over = " (over --quick's 2 minutes)" if args.quick and wall > 120 else ""
+    say(f"run finished in {wall:,.0f} s{over}")
+    if made_run["analyzer_changed_during_run"]:
         say("warning:" + report.change_note(made_run).removeprefix(" Warning:"))
     if not args.no_record:
-        out = report.results_path(made_run["date"], host["hostname"])
+        out = report.results_path(made_run["date"], start.host["hostname"])
         report.write_report(out, made_run)
         rebuild_table(write=True)
         say(f"wrote {_shown(out)} and the targets section of {_shown(report.RESULTS_MD)}")

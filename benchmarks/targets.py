@@ -1,48 +1,24 @@
-"""The performance targets, judged from the recorded results files: the targets table of
-``benchmarks/RESULTS.md``.
+"""The performance targets, judged from the recorded results files: the targets table at the
+top of ``benchmarks/RESULTS.md`` (what each target reads: :data:`TARGETS`).
 
-Everything here is a pure function of results files (name -> parsed JSON), so the table can be
-rebuilt at any time without measuring (``python -m benchmarks run --rebuild-table``) and is
-tested on hand-written results. Each :class:`Target` reads its figure from one results file of
-the kind that measures it (``ingest``, ``match``, ``analyze``), if that file measured it at the
-target's size:
-
-* **end to end**: ``host-crash-heartbeat`` at 4,096 hosts (at least 20 M rows and an 8 GB
-  bundle): bundle → report at most 120 s and peak RSS at most 4 GB; at 1,024 hosts (60 min,
-  rate 60) at most 30 s;
-* **matching**: the polars backend over a case of at least 10 M rows at least 1.5× ripgrep's
-  rows/s (the same catalogue regexes, :func:`benchmarks.match.rg_pattern`) and 100× the plain
-  Python loop's, both measured in the same run;
-* **re-analysis**: re-match + diagnose + report of the ingested 4,096-host case at most 10 s;
-* **ingest**: Cloud Logging JSON-lines at least 150 MB/s, text and kubelet (journal) logs at
-  least 300 MB/s each, inputs of at least 1,024 MiB; a gzip-compressed Cloud Logging input no
-  slower than a fast inflate allows: its MB/s (of decoded bytes) at least 0.9 × the smaller of
-  the plain input's ingest MB/s and the fastest bare inflate's MB/s over the same file, all
-  three from the same run.
-
-MB = 10^6 bytes and GB = 10^9 bytes, as the targets are stated (the sections below the table
-use MiB). A figure is the median of the run's repetitions with their min and max; a peak RSS is
-judged on the highest run, a ratio's range pairs the extremes (the slowest run of one side with
-the fastest of the other).
-
-*This run* is the latest results file of kind ``run`` (``python -m benchmarks run``): a target
-is judged (met / not met) only on a figure from one of the results files that run produced. A
-``--quick`` run produces none (its children record nothing; its figures, on inputs far below
-the targets' sizes, are embedded in its own file and only printed), so after a quick run, as
-for any target the latest run did not measure, the row says "not measured in this run" and
-shows the latest recorded figure at the target's size, with its date, if there is one.
+A pure function of the results files, so the table can be rebuilt at any time without
+measuring (``python -m benchmarks run --rebuild-table``). A target reads its figure from a
+results file of the kind that measures it, at the target's size; MB and GB are 10^6 and 10^9
+bytes, as the targets are stated. A figure is the median of the run's repetitions with their
+min and max (a peak RSS is judged on the highest run; a ratio's range pairs the extremes). A
+target is judged only on a figure from a file the latest ``run`` file lists (a ``--quick`` run
+lists none); otherwise its row shows the latest figure recorded at its size, with its date.
 """
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 from typing import Any, Final
 
 from benchmarks import MIB
+from benchmarks.report import kind_of, stamp
 
 RUN: Final = "run"
 TARGETS_BEGIN: Final = "<!-- targets:begin -->"
@@ -54,20 +30,15 @@ GB: Final = 1_000_000_000
 E2E_HOSTS: Final = 4096
 E2E_ROWS: Final = 20_000_000
 E2E_BUNDLE_BYTES: Final = 8 * GB
-E2E_SECONDS: Final = 120.0
 E2E_RSS_BYTES: Final = 4 * GB
-E2E_1024_SECONDS: Final = 30.0
-REANALYSIS_SECONDS: Final = 10.0
-#: The matching targets: case size, times ripgrep, times the Python loop.
+#: The matching targets' case size, and the ingest targets' input size and gzip factor.
 MATCH_ROWS: Final = 10_000_000
-VS_RG: Final = 1.5
-VS_LOOP: Final = 100.0
-#: The ingest targets: input size, MB/s per input, the gzip factor.
 INGEST_MIB: Final = 1024
-INGEST_MB_S: Final = {"cloud_logging": 150.0, "text": 300.0, "kubelet": 300.0}
 GZIP_FACTOR: Final = 0.9
 
 Report = dict[str, Any]
+Result = dict[str, Any]
+Values = tuple[float, float, float]
 
 
 @dataclass(frozen=True)
@@ -89,6 +60,11 @@ class Figure:
     runs: int
 
 
+#: ``read(report, file, strict)``: a target's figure in one results file, or None; ``strict``
+#: False (a quick run) lifts the size conditions that are not the target's own subject.
+Reader = Callable[[Report, str, bool], Figure | None]
+
+
 @dataclass(frozen=True)
 class Target:
     """A target: what it says, its threshold, the results kind it is read from and how."""
@@ -99,9 +75,7 @@ class Target:
     #: The threshold as shown; ``None`` for a figure listed without a target.
     threshold: str | None
     kind: str
-    #: ``read(report, file, strict)``: the figure of one results file, or None; ``strict``
-    #: False (a quick run) lifts the size conditions that are not the target's own subject.
-    read: Callable[[Report, str, bool], Figure | None]
+    read: Reader
 
 
 @dataclass(frozen=True)
@@ -118,28 +92,12 @@ class Row:
 
     def as_dict(self) -> dict[str, Any]:
         """The row as the ``targets`` list of a ``run`` results file keeps it."""
-        return {
-            "key": self.target.key,
-            "area": self.target.area,
-            "text": self.target.text,
-            "threshold": self.target.threshold,
-            "status": self.status,
-            "earlier": self.earlier,
-            "figure": None if self.figure is None else asdict(self.figure),
-        }
+        said = {k: v for k, v in vars(self.target).items() if k not in ("kind", "read")}
+        figure = None if self.figure is None else asdict(self.figure)
+        return {**said, "status": self.status, "earlier": self.earlier, "figure": figure}
 
 
 # -- reading figures ----------------------------------------------------------------------------
-
-
-def kind(report: Report) -> str:
-    """Which benchmark recorded ``report`` (files from before ``kind`` are ingest runs)."""
-    return str(report.get("kind", "ingest"))
-
-
-def _stamp(report: Report, file: str) -> tuple[str, str]:
-    """The order of results files: recording time (or date), then file name."""
-    return (str(report.get("recorded_at") or report.get("date", "")), file)
 
 
 def _size(size: int) -> str:
@@ -147,39 +105,41 @@ def _size(size: int) -> str:
     return f"{size / GB:,.1f} GB" if size >= GB else f"{size / MB:,.0f} MB"
 
 
-def _seconds(result: dict[str, Any]) -> tuple[float, float, float]:
+def _seconds(result: Result) -> Values:
     return float(result["median_s"]), float(result["min_s"]), float(result["max_s"])
 
 
-def _duration(result: dict[str, Any]) -> str:
-    median, low, high = _seconds(result)
-    return f"{median:,.1f} s ({low:,.1f}–{high:,.1f})"
-
-
 def _figure(
-    report: Report,
-    file: str,
-    values: tuple[float, float, float],
-    text: str,
-    met: bool | None,
-    detail: str,
-    runs: int,
+    report: Report, file: str, values: Values, text: str, met: bool | None, detail: str, runs: int
 ) -> Figure:
-    value, low, high = values
-    return Figure(value, low, high, text, met, detail, file, str(report.get("date", "?")), runs)
+    date = str(report.get("date", "?"))
+    return Figure(*values, text, met, detail, file, date, runs)
 
 
-def _runs(result: dict[str, Any]) -> int:
+def _runs(result: Result) -> int:
     return len(result.get("runs") or [])
 
 
-def _analyze(
-    report: Report,
-    name: str,
-    hosts: int,
-    *,
-    minutes: float | None = None,
-) -> dict[str, Any] | None:
+def _analysis(
+    name: str, hosts: int, limit: float | None, *, minutes: float | None = None, sized: bool = False
+) -> Reader:
+    """The seconds of the analyze measurement ``name`` at ``hosts`` hosts (and ``minutes``)
+    against ``limit`` (None: no target); ``sized``: the case must be the 4,096-host target's."""
+
+    def read(report: Report, file: str, strict: bool = True) -> Figure | None:
+        result = _analyze(report, name, hosts, minutes if strict or limit else None)
+        if result is None:
+            return None
+        detail, ok = _e2e_size(report, result) if sized else (_case(report, result, limit), True)
+        met = None if limit is None else ok and float(result["median_s"]) <= limit
+        median, low, high = _seconds(result)
+        text = f"{median:,.1f} s ({low:,.1f}–{high:,.1f})"
+        return _figure(report, file, _seconds(result), text, met, detail, _runs(result))
+
+    return read
+
+
+def _analyze(report: Report, name: str, hosts: int, minutes: float | None) -> Result | None:
     """The result ``name`` of an analyze report on the scenario at ``hosts`` hosts (and
     ``minutes`` at rate 60 when given), or None."""
     if report.get("scenario") != SCENARIO or int(report.get("hosts", 0)) != hosts:
@@ -191,7 +151,14 @@ def _analyze(
     return next((r for r in report.get("results", []) if r.get("name") == name), None)
 
 
-def _e2e_size(report: Report, result: dict[str, Any]) -> tuple[str, bool]:
+def _case(report: Report, result: Result, limit: float | None) -> str:
+    text = f"{int(result['rows']):,} rows, {_size(int(result['bytes']))} bundle"
+    if limit is None:  # a figure without a target says which incident it is
+        text += f" ({int(report['hosts']):,} hosts × {float(report['minutes']):g} min)"
+    return text
+
+
+def _e2e_size(report: Report, result: Result) -> tuple[str, bool]:
     """What the 4,096-host case was (rows, bundle) and whether it is the target's size."""
     rows, size = int(result["rows"]), int(result["bytes"])
     short = []
@@ -207,17 +174,8 @@ def _e2e_size(report: Report, result: dict[str, Any]) -> tuple[str, bool]:
     return detail, not short
 
 
-def _e2e_time(report: Report, file: str, strict: bool = True) -> Figure | None:
-    result = _analyze(report, "bundle-to-report", E2E_HOSTS)
-    if result is None:
-        return None
-    detail, sized = _e2e_size(report, result)
-    met = sized and float(result["median_s"]) <= E2E_SECONDS
-    return _figure(report, file, _seconds(result), _duration(result), met, detail, _runs(result))
-
-
 def _e2e_rss(report: Report, file: str, strict: bool = True) -> Figure | None:
-    result = _analyze(report, "bundle-to-report", E2E_HOSTS)
+    result = _analyze(report, "bundle-to-report", E2E_HOSTS, None)
     if result is None:
         return None
     detail, sized = _e2e_size(report, result)
@@ -230,100 +188,49 @@ def _e2e_rss(report: Report, file: str, strict: bool = True) -> Figure | None:
     return _figure(report, file, values, text, met, detail, len(peaks))
 
 
-def _e2e_1024(report: Report, file: str, strict: bool = True) -> Figure | None:
-    result = _analyze(report, "bundle-to-report", 1024, minutes=60.0)
-    if result is None:
-        return None
-    detail = f"{int(result['rows']):,} rows, {_size(int(result['bytes']))} bundle"
-    met = float(result["median_s"]) <= E2E_1024_SECONDS
-    return _figure(report, file, _seconds(result), _duration(result), met, detail, _runs(result))
-
-
-def _reanalysis(report: Report, file: str, strict: bool = True) -> Figure | None:
-    result = _analyze(report, "rematch-diagnose", E2E_HOSTS)
-    if result is None:
-        return None
-    detail, sized = _e2e_size(report, result)
-    met = sized and float(result["median_s"]) <= REANALYSIS_SECONDS
-    return _figure(report, file, _seconds(result), _duration(result), met, detail, _runs(result))
-
-
-def _analyze_figure(
-    name: str, hosts: int, minutes: float
-) -> Callable[[Report, str, bool], Figure | None]:
-    """A figure without a target: the analyze measurement ``name`` at ``hosts`` × ``minutes``."""
-
-    def read(report: Report, file: str, strict: bool = True) -> Figure | None:
-        result = _analyze(report, name, hosts, minutes=minutes if strict else None)
-        if result is None:
-            return None
-        detail = (
-            f"{int(result['rows']):,} rows, {_size(int(result['bytes']))} bundle "
-            f"({int(report['hosts']):,} hosts × {float(report['minutes']):g} min)"
-        )
-        return _figure(
-            report, file, _seconds(result), _duration(result), None, detail, _runs(result)
-        )
-
-    return read
-
-
-def _match_results(report: Report, strict: bool) -> dict[str, dict[str, Any]] | None:
-    """The results of a match report at the targets' size (any size unless ``strict``), by
-    name (None when smaller)."""
-    case_rows = int((report.get("case") or {}).get("rows", 0))
-    if strict and (int(report.get("rows_requested", 0)) < MATCH_ROWS or case_rows < MATCH_ROWS):
-        return None
-    return {
-        str(r["name"]): r
-        for r in report.get("results", [])
-        if r.get("status") is None and r.get("median_s")
-    }
-
-
 #: The baselines' names in the matching figures.
 _SHORT: Final = {"rg": "ripgrep", "python-loop": "Python loop", "grep": "grep -E"}
 
 
-def _ratio_figure(
-    report: Report, file: str, polars: dict[str, Any], other: dict[str, Any], goal: float
-) -> Figure:
-    """polars' rows/s over ``other``'s: the medians' ratio, and the range from the extremes."""
-    p_median, p_low, p_high = _seconds(polars)
-    o_median, o_low, o_high = _seconds(other)
-    values = (o_median / p_median, o_low / p_high, o_high / p_low)
-    digits = 2 if values[0] < 10 else 0
-    text = f"{values[0]:,.{digits}f}× ({values[1]:,.{digits}f}–{values[2]:,.{digits}f})"
-    name = _SHORT.get(str(other["name"]), str(other["name"]))
-    extrapolated = other.get("extrapolated_from")
-    detail = (
-        f"medians: polars {p_median:,.1f} s, {name} {o_median:,.1f} s"
-        + (f" (extrapolated from {int(extrapolated):,} lines)" if extrapolated else "")
-        + f"; {int(polars['rows']):,} rows"
-    )
-    return _figure(
-        report, file, values, text, values[0] >= goal, detail, min(_runs(polars), _runs(other))
-    )
+def _over(baseline: str, goal: float) -> Reader:
+    """polars' rows/s over ``baseline``'s in the same run, at least ``goal`` times: the
+    medians' ratio, and the range from the extremes."""
+
+    def read(report: Report, file: str, strict: bool = True) -> Figure | None:
+        case_rows = int((report.get("case") or {}).get("rows", 0))
+        requested = int(report.get("rows_requested", 0))
+        if strict and (requested < MATCH_ROWS or case_rows < MATCH_ROWS):
+            return None
+        results = {
+            str(r["name"]): r
+            for r in report.get("results", [])
+            if r.get("status") is None and r.get("median_s")
+        }
+        if "polars" not in results or baseline not in results:
+            return None
+        # Only ripgrep fed the catalogue's own regexes (the dialect's ripgrep writer) counts.
+        if baseline == "rg" and "patterns_rg" not in (report.get("catalogue") or {}):
+            return None
+        polars, other = results["polars"], results[baseline]
+        p_median, p_low, p_high = _seconds(polars)
+        o_median, o_low, o_high = _seconds(other)
+        values = (o_median / p_median, o_low / p_high, o_high / p_low)
+        digits = 2 if values[0] < 10 else 0
+        text = f"{values[0]:,.{digits}f}× ({values[1]:,.{digits}f}–{values[2]:,.{digits}f})"
+        extrapolated = other.get("extrapolated_from")
+        detail = (
+            f"medians: polars {p_median:,.1f} s, {_SHORT.get(baseline, baseline)} "
+            f"{o_median:,.1f} s"
+            + (f" (extrapolated from {int(extrapolated):,} lines)" if extrapolated else "")
+            + f"; {int(polars['rows']):,} rows"
+        )
+        runs = min(_runs(polars), _runs(other))
+        return _figure(report, file, values, text, values[0] >= goal, detail, runs)
+
+    return read
 
 
-def _vs_rg(report: Report, file: str, strict: bool = True) -> Figure | None:
-    results = _match_results(report, strict)
-    # Only ripgrep fed the catalogue's own regexes (benchmarks.match.rg_pattern) counts.
-    if not results or "polars" not in results or "rg" not in results:
-        return None
-    if "patterns_rg" not in (report.get("catalogue") or {}):
-        return None
-    return _ratio_figure(report, file, results["polars"], results["rg"], VS_RG)
-
-
-def _vs_loop(report: Report, file: str, strict: bool = True) -> Figure | None:
-    results = _match_results(report, strict)
-    if not results or "polars" not in results or "python-loop" not in results:
-        return None
-    return _ratio_figure(report, file, results["polars"], results["python-loop"], VS_LOOP)
-
-
-def _ingest_results(report: Report, strict: bool) -> dict[str, dict[str, Any]]:
+def _ingest_results(report: Report, strict: bool) -> dict[str, Result]:
     """The results of an ingest report at the targets' input size (any size unless
     ``strict``), by input."""
     size = report.get("size_mib")
@@ -334,17 +241,17 @@ def _ingest_results(report: Report, strict: bool) -> dict[str, dict[str, Any]]:
     }
 
 
-def _mb_per_s(size: float, result: dict[str, Any]) -> tuple[float, float, float]:
+def _mb_per_s(size: float, result: Result) -> Values:
     """``size`` bytes in MB/s at the median, slowest and fastest run."""
     median, low, high = _seconds(result)
     return size / MB / median, size / MB / high, size / MB / low
 
 
-def _rate_text(values: tuple[float, float, float]) -> str:
+def _rate_text(values: Values) -> str:
     return f"{values[0]:,.1f} MB/s ({values[1]:,.1f}–{values[2]:,.1f})"
 
 
-def _ingest_figure(name: str, goal: float | None) -> Callable[[Report, str, bool], Figure | None]:
+def _ingest(name: str, goal: float | None) -> Reader:
     """The ingest MB/s of the input ``name`` (of the bytes culprit decoded for a compressed
     one), against ``goal`` MB/s (``None``: a figure without a target)."""
 
@@ -354,7 +261,6 @@ def _ingest_figure(name: str, goal: float | None) -> Callable[[Report, str, bool
             return None
         decoded = result.get("decoded_bytes") if result.get("compression") else None
         values = _mb_per_s(float(decoded or result["bytes"]), result)
-        text = _rate_text(values)
         detail = f"{_size(int(result['bytes']))}, {int(result['rows']):,} rows"
         if decoded:
             stored = _mb_per_s(float(result["bytes"]), result)
@@ -364,12 +270,12 @@ def _ingest_figure(name: str, goal: float | None) -> Callable[[Report, str, bool
                 f"bytes), {int(result['rows']):,} rows" + _inflate_note(result)
             )
         met = None if goal is None else values[0] >= goal
-        return _figure(report, file, values, text, met, detail, _runs(result))
+        return _figure(report, file, values, _rate_text(values), met, detail, _runs(result))
 
     return read
 
 
-def _inflate_rates(result: dict[str, Any]) -> list[tuple[str, float]]:
+def _inflate_rates(result: Result) -> list[tuple[str, float]]:
     """The decompression baselines over a compressed input: (label, MB/s at the median)."""
     return [
         (str(b["label"]), float(b["decoded_bytes"]) / MB / float(b["median_s"]))
@@ -377,10 +283,9 @@ def _inflate_rates(result: dict[str, Any]) -> list[tuple[str, float]]:
     ]
 
 
-def _inflate_note(result: dict[str, Any]) -> str:
-    rates = _inflate_rates(result)
+def _inflate_note(result: Result) -> str:
     missing = (result.get("inflate") or {}).get("missing") or []
-    parts = [f"{label} {rate:,.0f} MB/s" for label, rate in rates]
+    parts = [f"{label} {rate:,.0f} MB/s" for label, rate in _inflate_rates(result)]
     parts += [f"{name} not installed" for name in missing]
     return "; decoding alone: " + ", ".join(parts) if parts else ""
 
@@ -388,14 +293,11 @@ def _inflate_note(result: dict[str, Any]) -> str:
 def _gzip(report: Report, file: str, strict: bool = True) -> Figure | None:
     results = _ingest_results(report, strict)
     gz, plain = results.get("cloud_logging_gz"), results.get("cloud_logging")
-    if gz is None or plain is None or not gz.get("decoded_bytes"):
-        return None
-    rates = _inflate_rates(gz)
-    if not rates:
+    if gz is None or plain is None or not gz.get("decoded_bytes") or not _inflate_rates(gz):
         return None
     values = _mb_per_s(float(gz["decoded_bytes"]), gz)
     plain_rate = _mb_per_s(float(plain["bytes"]), plain)[0]
-    label, inflate = max(rates, key=lambda pair: pair[1])
+    label, inflate = max(_inflate_rates(gz), key=lambda pair: pair[1])
     bound = GZIP_FACTOR * min(plain_rate, inflate)
     detail = (
         f"plain JSON-lines ingest {plain_rate:,.1f} MB/s, fastest inflate {inflate:,.1f} MB/s "
@@ -407,7 +309,7 @@ def _gzip(report: Report, file: str, strict: bool = True) -> Figure | None:
 
 def _zstd(report: Report, file: str, strict: bool = True) -> Figure | None:
     """A figure without a target: the zstd kubelet input beside the plain one."""
-    figure = _ingest_figure("kubelet_zst", None)(report, file, strict)
+    figure = _ingest("kubelet_zst", None)(report, file, strict)
     plain = _ingest_results(report, strict).get("kubelet")
     if figure is None or plain is None:
         return figure
@@ -416,128 +318,108 @@ def _zstd(report: Report, file: str, strict: bool = True) -> Figure | None:
     return replace(figure, detail=detail)
 
 
-#: Every target, in table order, then the figures listed without a target.
+_AT_4096: Final = f"{SCENARIO} at 4,096 hosts (≥ 20 M rows, ≥ 8 GB bundle): bundle → report"
+_OVER: Final = "full catalogue over ≥ 10 M rows (polars backend): rows/s over"
+_GZIP: Final = "≥ 0.9 × min(plain `cloud_logging` ingest, fastest inflate), same run"
+_COLD, _REMATCH = "bundle-to-report", "rematch-diagnose"
+
+
+def _group(area: str, kind: str, *rows: tuple[str, str, str | None, Reader]) -> list[Target]:
+    """Targets of one area read from results files of ``kind``: (key, text, threshold, how)."""
+    return [Target(key, area, text, threshold, kind, read) for key, text, threshold, read in rows]
+
+
+#: Every target, in table order, then the figures listed without a target (threshold None).
 TARGETS: Final[tuple[Target, ...]] = (
-    Target(
-        "e2e-4096-time",
+    *_group(
         "End to end",
-        f"{SCENARIO} at 4,096 hosts (≥ 20 M rows, ≥ 8 GB bundle): bundle → report",
-        "≤ 120 s",
         "analyze",
-        _e2e_time,
+        ("e2e-4096-time", _AT_4096, "≤ 120 s", _analysis(_COLD, E2E_HOSTS, 120.0, sized=True)),
+        ("e2e-4096-rss", f"{_AT_4096}, peak RSS", "≤ 4 GB (3,815 MiB) in every run", _e2e_rss),
+        (
+            "e2e-1024-time",
+            f"{SCENARIO} at 1,024 hosts (60 min): bundle → report",
+            "≤ 30 s",
+            _analysis(_COLD, 1024, 30.0, minutes=60.0),
+        ),
     ),
-    Target(
-        "e2e-4096-rss",
-        "End to end",
-        f"{SCENARIO} at 4,096 hosts (≥ 20 M rows, ≥ 8 GB bundle): bundle → report, peak RSS",
-        "≤ 4 GB (3,815 MiB) in every run",
-        "analyze",
-        _e2e_rss,
-    ),
-    Target(
-        "e2e-1024-time",
-        "End to end",
-        f"{SCENARIO} at 1,024 hosts (60 min): bundle → report",
-        "≤ 30 s",
-        "analyze",
-        _e2e_1024,
-    ),
-    Target(
-        "match-vs-rg",
+    *_group(
         "Matching",
-        "full catalogue over ≥ 10 M rows (polars backend): rows/s over ripgrep's, same regexes",
-        "≥ 1.5×",
         "match",
-        _vs_rg,
+        ("match-vs-rg", f"{_OVER} ripgrep's, same regexes", "≥ 1.5×", _over("rg", 1.5)),
+        (
+            "match-vs-loop",
+            f"{_OVER} the plain Python loop's",
+            "≥ 100×",
+            _over("python-loop", 100.0),
+        ),
     ),
-    Target(
-        "match-vs-loop",
-        "Matching",
-        "full catalogue over ≥ 10 M rows (polars backend): rows/s over the plain Python loop's",
-        "≥ 100×",
-        "match",
-        _vs_loop,
-    ),
-    Target(
-        "reanalysis-4096",
+    *_group(
         "Re-analysis",
-        "re-match + diagnose + report of the ingested 4,096-host case",
-        "≤ 10 s",
         "analyze",
-        _reanalysis,
+        (
+            "reanalysis-4096",
+            "re-match + diagnose + report of the ingested 4,096-host case",
+            "≤ 10 s",
+            _analysis(_REMATCH, E2E_HOSTS, 10.0, sized=True),
+        ),
     ),
-    Target(
-        "ingest-cloud_logging",
+    *_group(
         "Ingest",
-        "Cloud Logging JSON-lines (`cloud_logging`, 1 GiB)",
-        "≥ 150 MB/s",
         "ingest",
-        _ingest_figure("cloud_logging", INGEST_MB_S["cloud_logging"]),
+        (
+            "ingest-cloud_logging",
+            "Cloud Logging JSON-lines (`cloud_logging`, 1 GiB)",
+            "≥ 150 MB/s",
+            _ingest("cloud_logging", 150.0),
+        ),
+        (
+            "ingest-text",
+            "text logs: container stderr (`text`, 1 GiB)",
+            "≥ 300 MB/s",
+            _ingest("text", 300.0),
+        ),
+        (
+            "ingest-kubelet",
+            "text logs: kubelet journal (`kubelet`, 1 GiB)",
+            "≥ 300 MB/s",
+            _ingest("kubelet", 300.0),
+        ),
+        ("ingest-gzip", "gzip input (`cloud_logging_gz`), MB/s of decoded bytes", _GZIP, _gzip),
+        # Figures without a target.
+        (
+            "ingest-cloud_logging_array",
+            "gcloud JSON array of the `cloud_logging` entries (`cloud_logging_array`)",
+            None,
+            _ingest("cloud_logging_array", None),
+        ),
+        (
+            "ingest-modelarts",
+            "ModelArts worker log (`modelarts`, 1 GiB)",
+            None,
+            _ingest("modelarts", None),
+        ),
+        ("ingest-zstd", "zstd journal (`kubelet_zst`), MB/s of decoded bytes", None, _zstd),
     ),
-    Target(
-        "ingest-text",
-        "Ingest",
-        "text logs: container stderr (`text`, 1 GiB)",
-        "≥ 300 MB/s",
-        "ingest",
-        _ingest_figure("text", INGEST_MB_S["text"]),
-    ),
-    Target(
-        "ingest-kubelet",
-        "Ingest",
-        "text logs: kubelet journal (`kubelet`, 1 GiB)",
-        "≥ 300 MB/s",
-        "ingest",
-        _ingest_figure("kubelet", INGEST_MB_S["kubelet"]),
-    ),
-    Target(
-        "ingest-gzip",
-        "Ingest",
-        "gzip input (`cloud_logging_gz`), MB/s of decoded bytes",
-        "≥ 0.9 × min(plain `cloud_logging` ingest, fastest inflate), same run",
-        "ingest",
-        _gzip,
-    ),
-    # Figures without a target.
-    Target(
-        "ingest-cloud_logging_array",
-        "Ingest",
-        "gcloud JSON array of the `cloud_logging` entries (`cloud_logging_array`)",
-        None,
-        "ingest",
-        _ingest_figure("cloud_logging_array", None),
-    ),
-    Target(
-        "ingest-modelarts",
-        "Ingest",
-        "ModelArts worker log (`modelarts`, 1 GiB)",
-        None,
-        "ingest",
-        _ingest_figure("modelarts", None),
-    ),
-    Target(
-        "ingest-zstd",
-        "Ingest",
-        "zstd journal (`kubelet_zst`), MB/s of decoded bytes",
-        None,
-        "ingest",
-        _zstd,
-    ),
-    Target(
-        "e2e-64-time",
+    *_group(
         "End to end",
-        f"{SCENARIO} at 64 hosts (60 min): bundle → report",
-        None,
         "analyze",
-        _analyze_figure("bundle-to-report", 64, 60.0),
+        (
+            "e2e-64-time",
+            f"{SCENARIO} at 64 hosts (60 min): bundle → report",
+            None,
+            _analysis(_COLD, 64, None, minutes=60.0),
+        ),
     ),
-    Target(
-        "reanalysis-1024",
+    *_group(
         "Re-analysis",
-        "re-match + diagnose + report of the ingested 1,024-host case (60 min)",
-        None,
         "analyze",
-        _analyze_figure("rematch-diagnose", 1024, 60.0),
+        (
+            "reanalysis-1024",
+            "re-match + diagnose + report of the ingested 1,024-host case (60 min)",
+            None,
+            _analysis(_REMATCH, 1024, None, minutes=60.0),
+        ),
     ),
 )
 
@@ -547,49 +429,38 @@ TARGETS: Final[tuple[Target, ...]] = (
 
 def latest_run(files: Mapping[str, Report]) -> tuple[str, Report] | None:
     """The latest results file of kind ``run``: (name, report), or None."""
-    runs = [(name, report) for name, report in files.items() if kind(report) == RUN]
-    return max(runs, key=lambda item: _stamp(item[1], item[0]), default=None)
-
-
-def _figures(target: Target, files: Mapping[str, Report], strict: bool) -> list[Figure]:
-    """The target's figure from every results file that measured it, oldest first."""
-    found = []
-    for name, report in sorted(files.items(), key=lambda item: _stamp(item[1], item[0])):
-        if kind(report) == target.kind:
-            figure = target.read(report, name, strict)
-            if figure is not None:
-                found.append(figure)
-    return found
-
-
-def _status(figure: Figure) -> str:
-    if figure.met is None:
-        return "–"
-    return "met" if figure.met else "not met"
+    runs = [(name, report) for name, report in files.items() if kind_of(report) == RUN]
+    return max(runs, key=lambda item: stamp(item[1], item[0]), default=None)
 
 
 def evaluate(
     files: Mapping[str, Report], this_run: Collection[str] | None = None, *, quick: bool = False
 ) -> list[Row]:
-    """Every target judged on ``files``: its latest figure from a file of ``this_run`` (by
-    default the files the latest ``run`` file lists, none for a quick run), else "not measured
-    in this run" with the latest figure of the other files. ``quick``: the figures are from a
-    quick run (sizes below the targets'), shown but never judged."""
+    """Every target judged on its latest figure from a file of ``this_run`` (by default those
+    the latest ``run`` file lists), else shown as "not measured in this run" with the latest
+    other figure; ``quick``: the figures are a quick run's, shown but never judged."""
     if this_run is None:
         latest = latest_run(files)
         quick_run = latest is None or bool(latest[1].get("quick"))
         this_run = () if latest is None or quick_run else latest[1].get("results_files", [])
+    ordered = sorted(files.items(), key=lambda item: stamp(item[1], item[0]))
     rows = []
     for target in TARGETS:
-        figures = _figures(target, files, strict=not quick)
+        found = (
+            target.read(report, name, not quick)
+            for name, report in ordered
+            if kind_of(report) == target.kind
+        )
+        figures = [figure for figure in found if figure is not None]
         current = [f for f in figures if f.file in this_run]
         if current and quick:
             # A quick figure never counts: it says nothing of met or not.
-            figure = replace(current[-1], met=None)
             status = "–" if target.threshold is None else "quick run: not judged"
-            rows.append(Row(target, status, figure, earlier=False))
+            rows.append(Row(target, status, replace(current[-1], met=None), earlier=False))
         elif current:
-            rows.append(Row(target, _status(current[-1]), current[-1], earlier=False))
+            met = current[-1].met
+            status = "–" if met is None else "met" if met else "not met"
+            rows.append(Row(target, status, current[-1], earlier=False))
         else:
             rows.append(
                 Row(target, "not measured in this run", figures[-1] if figures else None, True)
@@ -598,27 +469,6 @@ def evaluate(
 
 
 # -- the RESULTS.md section ---------------------------------------------------------------------
-
-#: The heading and prose put in front of the targets markers when they are first added.
-TARGETS_INTRO: Final = """## Targets
-
-`python -m benchmarks run` (from the repository root) reproduces every figure below in one
-command: ingest throughput per reader family (Cloud Logging JSON-lines and gcloud array,
-container text, kubelet journal, ModelArts, and gzip/zstd-compressed inputs with bare-decoder
-baselines), matching over the 10 M-row case against ripgrep and the Python loop, and bundle →
-report at 64, 1,024 and 4,096 hosts with re-analysis, each figure the median of 3 runs. It runs
-`benchmarks.ingest`, `benchmarks.match` and `benchmarks.analyze` in turn (each records its own
-results file and rebuilds its section below), then records a results file of kind `run`
-listing them and rebuilds the table between the markers from all results files. `--quick`
-(32 MiB of the four inputs the targets judge, a 1 M-row case, 64 hosts × 10 min, still 3 runs
-each; under 2 minutes once its inputs are cached) checks the machinery: its figures are
-printed and kept in its `run` file, never used here. `--only
-ingest,match,analyze` runs some of the steps; `--rebuild-table` rebuilds the table without
-measuring; `--no-record` writes nothing. The full run takes a couple of hours and needs about
-25 GB free for the 4,096-host bundle. What each target reads and how it is judged:
-`benchmarks/targets.py`.
-
-"""
 
 
 def _cell(text: str) -> str:
@@ -647,10 +497,6 @@ def _measured(row: Row) -> str:
     return text + ("" if figure.runs >= 3 else f" ({runs})")
 
 
-def _status_cell(row: Row) -> str:
-    return {"met": "**met**", "not met": "**not met**"}.get(row.status, row.status)
-
-
 def table(rows: list[Row]) -> str:
     """The targets table (rows with a threshold) and the list of figures without one."""
     lines = [
@@ -663,9 +509,10 @@ def table(rows: list[Row]) -> str:
         if row.target.threshold is None:
             extra.append(f"* {row.target.area}, {row.target.text}: {_measured(row)} ({file}).")
             continue
+        status = {"met": "**met**", "not met": "**not met**"}.get(row.status, row.status)
         lines.append(
             f"| {row.target.area} | {_cell(row.target.text)} | {_cell(row.target.threshold)} "
-            f"| {_cell(_measured(row))} | {file} | {_status_cell(row)} |"
+            f"| {_cell(_measured(row))} | {file} | {status} |"
         )
     if extra:
         lines += ["", "Figures without a target, from the same files:", "", *extra]
@@ -680,51 +527,34 @@ def section(files: Mapping[str, Report]) -> str:
             "No `python -m benchmarks run` is recorded yet: no target is judged, each row "
             "shows the latest figure recorded at the target's size."
         )
+    elif latest[1].get("quick"):
+        head = (
+            f"Latest run: {_run_label(*latest)}, a `--quick` run: its figures (far below the "
+            "targets' sizes) are not used here, so no target is judged; each row shows the "
+            "latest figure recorded at the target's size."
+        )
     else:
         name, report = latest
-        if report.get("quick"):
-            head = (
-                f"Latest run: {_run_label(name, report)}, a `--quick` run: its figures (far "
-                "below the targets' sizes) are not used here, so no target is judged; each row "
-                "shows the latest figure recorded at the target's size."
-            )
-        else:
-            failed = [s["name"] for s in report.get("steps", []) if s.get("status") != "ok"]
-            head = (
-                f"Latest run: {_run_label(name, report)}, command `{report.get('command')}`; "
-                "a row is judged only on a figure that run produced"
-                + (f" (steps that did not finish: {', '.join(failed)})" if failed else "")
-                + "."
-            )
-    body = table(evaluate(files))
+        failed = [s["name"] for s in report.get("steps", []) if s.get("status") != "ok"]
+        head = (
+            f"Latest run: {_run_label(name, report)}, command `{report.get('command')}`; "
+            "a row is judged only on a figure that run produced"
+            + (f" (steps that did not finish: {', '.join(failed)})" if failed else "")
+            + "."
+        )
     return (
         f"{TARGETS_BEGIN}\n{head} MB = 10⁶ bytes, GB = 10⁹ bytes; the results files are in "
-        f"`benchmarks/results/`.\n\n{body}{TARGETS_END}\n"
+        f"`benchmarks/results/`.\n\n{table(evaluate(files))}{TARGETS_END}\n"
     )
 
 
-def load_results(directory: Path) -> dict[str, Report]:
-    """Every readable results file of ``directory``: name -> report."""
-    found: dict[str, Report] = {}
-    for path in sorted(directory.glob("*.json")):
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict):
-            found[path.name] = data
-    return found
-
-
 def place_section(text: str, new_section: str) -> str:
-    """RESULTS.md's ``text`` with ``new_section`` between the targets markers; when they are
-    missing, :data:`TARGETS_INTRO` and the section go in right after the title (the first
-    line), in front of every other section."""
+    """RESULTS.md's ``text`` with ``new_section`` between the targets markers (right after the
+    title when they are missing)."""
     if TARGETS_BEGIN in text and TARGETS_END in text:
         before, _, rest = text.partition(TARGETS_BEGIN)
-        _, _, after = rest.partition(TARGETS_END)
-        return before + new_section.rstrip("\n") + after
+        return before + new_section.rstrip("\n") + rest.partition(TARGETS_END)[2]
     title, _, rest = text.partition("\n")
     if not title.startswith("# "):
         title, rest = "# Benchmark results", text
-    return f"{title}\n\n{TARGETS_INTRO}{new_section}\n" + rest.lstrip("\n")
+    return f"{title}\n\n{new_section}\n" + rest.lstrip("\n")

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from analyzer import defaults
 from analyzer.case.layout import CaseMeta
 from analyzer.case.store import Case
 
@@ -30,7 +31,7 @@ def _records(connection: Any, sql: str) -> list[dict[str, Any]]:
     return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
 
-def summarize(case: Case, *, top_hosts: int = 20) -> CaseInfo:
+def summarize(case: Case, *, top_hosts: int = defaults.TOP_HOSTS) -> CaseInfo:
     """Counts per source/reader/severity/host, quarantine reasons and problem files."""
     with case.connect() as connection:
         by_source = _records(

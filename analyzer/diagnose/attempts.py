@@ -20,8 +20,10 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from analyzer import defaults
+
 #: Default length of a global silence that separates two attempts (seconds).
-DEFAULT_SILENCE_S = 600.0
+DEFAULT_SILENCE_S = defaults.SILENCE_S
 
 
 @dataclass(frozen=True)

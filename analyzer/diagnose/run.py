@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from analyzer import __version__
+from analyzer import __version__, defaults
 from analyzer.case.store import Case
 from analyzer.diagnose import attempts as attempts_mod
 from analyzer.diagnose.draft import Claim, Context, VerdictDraft, workload_rows
@@ -33,7 +33,7 @@ from analyzer.signatures.catalog import Catalogue
 from analyzer.signatures.matching import catalogue_digest
 
 #: Clock-skew tolerance between hosts when no measurement says otherwise (seconds).
-DEFAULT_SKEW_S = 2.0
+DEFAULT_SKEW_S = defaults.SKEW_S
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from analyzer.diagnose.findings import Findings
 from analyzer.errors import AnalyzerError
 from analyzer.replay.corpus import Excerpt, Said, Score, Tally, by, score, tally
+from analyzer.replay.precision import Precision
 
 
 def said(findings: Findings) -> Said:
@@ -50,7 +51,8 @@ def score_one(excerpt: Excerpt, work: Path, *, bundled: bool = False) -> Score:
     """Analyze one excerpt's log files into ``work`` and score the verdict; with ``bundled``,
     the files are first copied into a bundle folder (``work/bundle/logs/``) and the folder is
     analyzed, which must not change the verdict."""
-    from analyzer import api
+    from analyzer.flows.analysis import analyze
+    from analyzer.flows.settings import AnalyzeSettings
 
     inputs: list[Path] = excerpt.logs
     if bundled:
@@ -60,7 +62,7 @@ def score_one(excerpt: Excerpt, work: Path, *, bundled: bool = False) -> Score:
             shutil.copyfile(log, folder / log.name)
         inputs = [work / "bundle"]
     try:
-        result = api.analyze(inputs, work / "out" if bundled else work, jobs=1)
+        result = analyze(inputs, work / "out" if bundled else work, AnalyzeSettings(jobs=1))
     except AnalyzerError as exc:
         return score(excerpt, None, error=str(exc))
     found = said(result.findings)
@@ -168,3 +170,52 @@ def misses(scores: Sequence[Score]) -> list[str]:
         if item.invented:
             lines.append(f"{item.excerpt}: invented: {', '.join(item.invented)}")
     return lines
+
+
+def score_corpus(
+    corpus: str | Path,
+    *,
+    work: str | Path | None = None,
+    jobs: int | None = None,
+    bundled: bool = False,
+) -> list[Score]:
+    """Analyze every excerpt of a real-log corpus (``fixtures/real``) and score each verdict
+    against its expected.toml (first-error line, class, culprit, invented hosts, honest
+    unknowns) and the naive baseline. With ``bundled``, each excerpt is analyzed as a bundle
+    folder holding its files rather than as the files themselves (the verdicts must agree).
+
+    Raises:
+        UsageError: the folder holds no excerpt, or an excerpt is invalid.
+    """
+    import tempfile
+
+    from analyzer.replay.corpus import find_excerpts
+
+    excerpts = find_excerpts(Path(corpus))
+    if work is None:
+        with tempfile.TemporaryDirectory(prefix="culprit-accuracy-") as scratch:
+            return run(excerpts, Path(scratch), jobs=jobs, bundled=bundled)
+    return run(excerpts, Path(work), jobs=jobs, bundled=bundled)
+
+
+def signature_precision(
+    corpus: str | Path, *, work: str | Path | None = None, jobs: int | None = None
+) -> list[Precision]:
+    """Analyze every excerpt of a real-log corpus and count, per signature, where it fires on
+    INFO/DEBUG lines and on excerpts whose failure is of another class."""
+    import tempfile
+
+    from analyzer.diagnose.knowledge import pages
+    from analyzer.replay.corpus import find_excerpts
+    from analyzer.replay.precision import precision
+    from analyzer.signatures.catalog import load
+
+    excerpts = find_excerpts(Path(corpus))
+    classes = {page.id: page.failure_class for page in pages().values()}
+    catalogue = load()
+    if work is None:
+        with tempfile.TemporaryDirectory(prefix="culprit-precision-") as scratch:
+            run(excerpts, Path(scratch), jobs=jobs)
+            return precision(excerpts, Path(scratch), catalogue, classes)
+    run(excerpts, Path(work), jobs=jobs)
+    return precision(excerpts, Path(work), catalogue, classes)

@@ -108,17 +108,22 @@ def _texts(findings: Findings, report: str) -> dict[int, str]:
 
 def run_spec(spec: Spec, work: Path, signatures: Sequence[Path] = ()) -> Outcome:
     """Analyze one spec's input into ``work`` and compare."""
-    from analyzer import api
+    from analyzer.flows.analysis import analyze
+    from analyzer.flows.settings import AnalyzeSettings
 
     started = time.perf_counter()
     expected = spec.expected
     try:
-        result = api.analyze(
+        result = analyze(
             [spec.input],
             work,
-            signatures=signatures,
-            skew_s=expected.skew_s if expected.skew_s is not None else DEFAULT_SKEW_S,
-            silence_s=expected.silence_s if expected.silence_s is not None else DEFAULT_SILENCE_S,
+            AnalyzeSettings(
+                signatures=tuple(signatures),
+                skew_s=expected.skew_s if expected.skew_s is not None else DEFAULT_SKEW_S,
+                silence_s=(
+                    expected.silence_s if expected.silence_s is not None else DEFAULT_SILENCE_S
+                ),
+            ),
         )
     except AnalyzerError as exc:
         return Outcome(spec, None, [], time.perf_counter() - started, error=str(exc))
@@ -165,3 +170,46 @@ def accepted(outcome: Outcome) -> Expected:
         ]
         attempts.append(attempt.model_copy(update={"must_mention": keep}))
     return outcome.spec.expected.model_copy(update={"attempts": attempts})
+
+
+def replay_specs(
+    paths: Sequence[str | Path],
+    *,
+    work: str | Path | None = None,
+    signatures: Sequence[str | Path] = (),
+    jobs: int | None = None,
+    accept: bool = False,
+) -> list[Outcome]:
+    """Re-analyze every replay spec in ``paths`` (spec directories, or folders holding them)
+    and compare with its expected.toml; with ``accept``, freeze each current verdict into
+    its expected.toml (the outcomes still show what changed).
+
+    Args:
+        work: where each run's case and reports go (a temporary directory, removed
+            afterwards, when None).
+        signatures: extra signature folders used for every spec ("what would this new
+            signature change across our past incidents?").
+        jobs: parallel analyses (default: one per core).
+
+    Raises:
+        UsageError: a path holds no spec, or a spec is invalid.
+        SignatureError: an extra signature folder does not load.
+    """
+    import tempfile
+
+    from analyzer.replay.spec import find_specs, write_expected
+    from analyzer.signatures.catalog import load
+
+    specs = find_specs([Path(p) for p in paths])
+    extra = [Path(s) for s in signatures]
+    load(extra)  # a broken signature folder fails once, not once per spec
+    if work is None:
+        with tempfile.TemporaryDirectory(prefix="culprit-replay-") as scratch:
+            outcomes = replay(specs, Path(scratch), signatures=extra, jobs=jobs)
+    else:
+        outcomes = replay(specs, Path(work), signatures=extra, jobs=jobs)
+    if accept:
+        for outcome in outcomes:
+            if outcome.got is not None:
+                write_expected(outcome.spec.path, accepted(outcome))
+    return outcomes

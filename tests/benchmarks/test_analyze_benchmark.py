@@ -6,14 +6,15 @@ are never written (the report module's paths point into the test's directory).""
 
 from __future__ import annotations
 
+import argparse
 import copy
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from benchmarks import analyze, report
-from fixtures.options import Options
+from benchmarks import analyze, bundles, report
+from benchmarks.families import ANALYZE
 from fixtures.truth import BUNDLE_DIR, TRUTH_FILE, read_truth
 
 TINY = ["--hosts", "8", "--minutes", "2", "--runs", "1", "--no-record"]
@@ -38,19 +39,17 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(report, "RESULTS_DIR", tmp / "results")
         patch.setattr(report, "RESULTS_MD", tmp / "RESULTS.md")
+        finish = report.finish
 
-        def conclude(made: dict[str, Any], *, changed: bool, keep: bool) -> None:
-            assert not keep
+        def kept(made: dict[str, Any], family: report.Family, args: argparse.Namespace) -> None:
+            assert family is ANALYZE and args.no_record
             reports.append(made)
+            finish(made, family, args)
 
-        def record(made: dict[str, Any]) -> Path:
-            raise AssertionError("--no-record recorded")
-
-        patch.setattr(analyze, "conclude", conclude)
-        patch.setattr(analyze, "record_analyze", record)
+        patch.setattr(analyze, "finish", kept)
         printed: list[str] = []
         # The table goes to stdout with print: caught in the module (capsys is per test).
-        patch.setattr(analyze, "print", lambda *a, **k: printed.append(str(a[0])), raising=False)
+        patch.setattr(report, "print", lambda *a, **k: printed.append(str(a[0])), raising=False)
         assert analyze.main([*TINY, "--cache", str(cache)]) == 0
         assert not (tmp / "results").exists() and not (tmp / "RESULTS.md").exists()
     assert len(reports) == 1
@@ -59,7 +58,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], 
 
 def test_result_structure(tiny_run: tuple[dict[str, Any], Path, str]) -> None:
     made, _, printed = tiny_run
-    assert made["kind"] == report.ANALYZE == "analyze"
+    assert made["kind"] == ANALYZE.kind == "analyze"
     assert (made["scenario"], made["hosts"], made["minutes"], made["rate"], made["seed"]) == (
         "host-crash-heartbeat",
         8,
@@ -125,31 +124,30 @@ def test_the_bundle_is_cached(tiny_run: tuple[dict[str, Any], Path, str]) -> Non
     assert [p.name for p in cache.iterdir()] == [name]  # the work directory is gone
     root = cache / name
     assert (root / TRUTH_FILE).is_file() and (root / BUNDLE_DIR).is_dir()
-    facts = root / analyze.FACTS_FILE
+    facts = root / bundles.FACTS_FILE
     stamp = facts.stat().st_mtime_ns
-    options = Options(hosts=8, seed=0, minutes=2.0, rate=60.0)
-    again = analyze.prepare(cache, "host-crash-heartbeat", options)
+    plan = bundles.Plan("host-crash-heartbeat", hosts=8, minutes=2.0, rate=60.0, seed=0)
+    again = bundles.prepare(cache, plan)
     assert again.root == root and facts.stat().st_mtime_ns == stamp
     assert again.facts == {k: v for k, v in made["bundle"].items() if k != "name"}
 
 
-def test_section_goes_before_the_bgl_section(
+def test_recording_rebuilds_the_section_in_place(
     tiny_run: tuple[dict[str, Any], Path, str], results_dir: Path
 ) -> None:
     made, _, _ = tiny_run
+    begin, end = report.markers("analyze")
     before = (
-        "# Benchmark results\n\n<!-- match:begin -->\nm\n<!-- match:end -->\n\nReading.\n\n"
+        f"# Benchmark results\n\n## End to end\n\nProse.\n\n{begin}\nold\n{end}\n\n"
         "<!-- bgl:begin -->\n## BlueGene/L\nbgl\n<!-- bgl:end -->\n"
     )
     report.RESULTS_MD.write_text(before)
-    first = report.record_analyze(made)
+    first = report.record(made, ANALYZE)
     assert first.parent == results_dir and first.is_file()
     text = report.RESULTS_MD.read_text()
-    head, _, rest = text.partition(report.ANALYZE_BEGIN)
-    section, _, tail = rest.partition(report.ANALYZE_END)
-    assert head.startswith(before.partition(report.BGL_BEGIN)[0])
-    assert head.endswith(report.ANALYZE_INTRO)
-    assert tail == "\n\n" + report.BGL_BEGIN + before.partition(report.BGL_BEGIN)[2]
+    head, _, rest = text.partition(begin)
+    section, _, tail = rest.partition(end)
+    assert head == before.partition(begin)[0] and tail == before.partition(end)[2]
     rows = [line for line in section.splitlines() if line.startswith("| ")]
     assert rows[0].startswith("| measurement | measured | hosts | rows | bundle MiB |")
     assert [row.split(" | ")[0] for row in rows[1:]] == [
@@ -163,22 +161,23 @@ def test_section_goes_before_the_bgl_section(
     assert "`culprit analyze OUT/case -o OUT2 --quiet`" in section
 
     # A second run replaces the section's text, rows per measurement stay one.
-    second = report.record_analyze({**made, "recorded_at": "9999-12-31T00:00:00+00:00"})
+    second = report.record({**made, "recorded_at": "9999-12-31T00:00:00+00:00"}, ANALYZE)
     text = report.RESULTS_MD.read_text()
-    assert text.count(report.ANALYZE_BEGIN) == 1 and text.count(report.ANALYZE_INTRO) == 1
-    section = text.partition(report.ANALYZE_BEGIN)[2].partition(report.ANALYZE_END)[0]
+    assert text.count(begin) == 1
+    section = text.partition(begin)[2].partition(end)[0]
     assert len([line for line in section.splitlines() if line.startswith("| ")]) == 1 + 3
     assert f"* (A) `benchmarks/results/{second.name}`" in section
     assert first.name not in section
 
 
-def test_section_is_appended_without_a_bgl_section(
+def test_a_missing_section_is_appended(
     tiny_run: tuple[dict[str, Any], Path, str], results_dir: Path
 ) -> None:
     made, _, _ = tiny_run
+    begin, end = report.markers("analyze")
     report.RESULTS_MD.write_text("# Benchmark results\n\nIngest.\n")
-    report.record_analyze(made)
+    report.record(made, ANALYZE)
     text = report.RESULTS_MD.read_text()
-    assert text.startswith("# Benchmark results\n\nIngest.\n\n" + report.ANALYZE_INTRO)
-    assert text.endswith(report.ANALYZE_END + "\n")
-    assert report.analyze_section([]).startswith(report.ANALYZE_BEGIN + "\nNo end-to-end")
+    assert text.startswith("# Benchmark results\n\nIngest.\n\n" + begin)
+    assert text.endswith(end + "\n")
+    assert ANALYZE.render([]).startswith(begin + "\nNo end-to-end")

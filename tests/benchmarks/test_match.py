@@ -1,137 +1,24 @@
-"""The matching benchmark's logic: the ERE translation of signature regexes (checked against
-grep and the python backend on the catalogue's own examples), the case plan, ratios and
-targets, and the match section of RESULTS.md. Nothing is timed."""
+"""The matching benchmark's logic: the case plan, the baselines' patterns files, ratios and
+targets, and the match section of RESULTS.md. Nothing is timed. (What the regex dialect
+writes for grep and ripgrep is tested in ``tests/signatures/test_dialect_baselines.py``.)"""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-import regex
 
-from analyzer.signatures.backends.python import FLAGS
-from analyzer.signatures.catalog import load
-from analyzer.signatures.dialect import translate as dialect_translate
 from benchmarks import report
-from benchmarks.ere import Untranslatable, bracket, translate, translate_all
-from benchmarks.match import add_ratios, link_case, targets
-from benchmarks.matchcase import MARGIN, export_messages, parse_rows, plan
+from benchmarks.bundles import MARGIN, case_plan, export_messages, parse_rows
+from benchmarks.families import MATCH
+from benchmarks.match import add_ratios, baseline_patterns, link_case, targets
 from fixtures.options import MAX_HOSTS, MIN_HOSTS
 
 GREP = shutil.which("grep")
-needs_grep = pytest.mark.skipif(GREP is None, reason="grep is not installed")
-
-
-def grep_lines(pattern: str, lines: list[str]) -> set[int]:
-    """The 0-based indexes of ``lines`` that ``grep -E`` (C locale) finds ``pattern`` in."""
-    assert GREP is not None
-    done = subprocess.run(
-        [GREP, "-E", "-n", "-e", pattern],
-        input="".join(f"{line}\n" for line in lines).encode(),
-        capture_output=True,
-        env={**os.environ, "LC_ALL": "C"},
-        check=False,
-    )
-    assert done.returncode <= 1 and not done.stderr, (pattern, done.stderr)
-    return {int(line.split(b":", 1)[0]) - 1 for line in done.stdout.splitlines()}
-
-
-@pytest.mark.parametrize(
-    ("pattern", "ere"),
-    [
-        (r"(?P<task>/job:\w+)\s\d+", r"(/job:[[:alnum:]_]+)[[:space:]][0-9]+"),
-        (r"a(?:b|c)(d)", "a(b|c)(d)"),
-        (r"x\S+?y\D\W", "x[^\t\f\r ]+y[^0-9][^0-9A-Z_a-z]"),
-        (r"Barrier timed out\. Id: [^\n]*", r"Barrier timed out\. Id: .*"),
-        (r"[^,\s\[]+", "[^\t\f\r ,[]+"),
-        (r"[\s\S]*?end", ".*end"),
-        (r"[\]\-^a]", "[]a^-]"),
-        (r"[\^]", r"\^"),
-        (r"[\^\-]", "[-^]"),
-        (r"(?i)abc[x-z]", "[Aa][Bb][Cc][X-Zx-z]"),
-        (r"a(?i:b)c", "a([Bb])c"),
-        (r"\bOOM\b", r"\bOOM\b"),
-        (r"\d{10,20}x{2}", "[0-9]{10,20}x{2}"),
-        (r"a{b}", r"a\{b\}"),
-        (r"\"quoted\" \/ \: \- \.", r'"quoted" / : - \.'),
-        (r"(?m)^SystemExit: (?P<s>[^\n]*)", "^SystemExit: (.*)"),
-        (r"^Traceback:\n(?s:.*\n)?(?P<t>\w+)$", r"^Traceback: (.* )?([[:alnum:]_]+)$"),
-        ("tab\\there", "tab\there"),
-        (r"\x41\x2e", r"A\."),
-    ],
-)
-def test_translation(pattern: str, ere: str) -> None:
-    assert translate(pattern) == ere
-
-
-@pytest.mark.parametrize(
-    "pattern",
-    [r"(a)\1", r"(?=x)y", r"(?<!x)y", r"\p{L}", "[é]", "a*+", "a(?i)b", r"\Z", "(a", "a)", "[ab"],
-)
-def test_untranslatable(pattern: str) -> None:
-    with pytest.raises(Untranslatable):
-        translate(pattern)
-
-
-def test_bracket_puts_the_specials_where_they_are_literal() -> None:
-    assert bracket(frozenset(map(ord, "]^-[ab"))) == "[]ab[^-]"
-    assert bracket(frozenset(map(ord, "^-"))) == "[-^]"
-    assert bracket(frozenset(map(ord, "^"))) == "\\^"
-    assert bracket(frozenset(map(ord, "^")), negated=True) == "[^^]"
-    assert bracket(frozenset(map(ord, "abcdxy"))) == "[a-dxy]"
-
-
-def test_translate_all_lists_what_is_left_out() -> None:
-    done = translate_all([("A-1", r"\d+"), ("B-2", r"(a)\1"), ("C-3", "[é]")], grep=None)
-    assert done.patterns == (("A-1", "[0-9]+"),)
-    assert [code for code, _ in done.left_out] == ["B-2", "C-3"]
-    assert "back" in done.left_out[0][1] or "escape" in done.left_out[0][1]
-
-
-@needs_grep
-def test_grep_reads_the_whole_translated_catalogue(tmp_path: Path) -> None:
-    """Every catalogue regex translates, and grep takes the patterns file without a word."""
-    assert GREP is not None
-    catalogue = load()
-    done = translate_all([(s.code, s.regex) for s in catalogue.signatures], grep=None)
-    assert not done.left_out
-    patterns = tmp_path / "patterns.ere"
-    patterns.write_text("".join(f"{ere}\n" for _, ere in done.patterns))
-    checked = subprocess.run(
-        [GREP, "-E", "-c", "-f", str(patterns), "/dev/null"],
-        capture_output=True,
-        env={**os.environ, "LC_ALL": "C"},
-        check=False,
-    )
-    assert checked.returncode == 1 and checked.stderr == b""
-
-
-@needs_grep
-def test_grep_agrees_with_the_python_backend_on_the_examples() -> None:
-    """On every one-line example and counter-example of the catalogue, the ERE translation
-    under grep matches exactly where the signature's regex (as the python backend compiles
-    it) does, for the regexes without a newline or ``(?m)`` (whose ERE is looser by design)."""
-    lines: list[str] = []
-    cases: list[tuple[str, str, list[int]]] = []
-    for signature in load().signatures:
-        texts = [e.line for e in signature.examples] + [c.line for c in signature.counter_examples]
-        texts = [t for t in texts if "\n" not in t]
-        if "\\n" in signature.regex or "(?m)" in signature.regex or not texts:
-            continue
-        first = len(lines)
-        lines += texts
-        cases.append((signature.code, signature.regex, list(range(first, len(lines)))))
-    assert len(cases) > 100
-    for code, pattern, indexes in cases:
-        compiled = regex.compile(dialect_translate(pattern, "python"), FLAGS)
-        expected = {i for i in indexes if compiled.search(lines[i])}
-        got = grep_lines(translate(pattern), [lines[i] for i in indexes])
-        assert {indexes[i] for i in got} == expected, code
+RG = shutil.which("rg")
 
 
 def test_parse_rows() -> None:
@@ -147,15 +34,15 @@ def test_parse_rows() -> None:
 
 def test_plan_reaches_the_rows() -> None:
     per_host_hour = 2520.8
-    chosen = plan(10_000_000, per_host_hour)
+    chosen = case_plan(10_000_000, per_host_hour)
     assert chosen.hosts % 4 == 0 and chosen.minutes == 60
     assert chosen.hosts * per_host_hour >= 10_000_000 * (1 + MARGIN)
     assert (chosen.hosts - 4) * per_host_hour < 10_000_000 * (1 + MARGIN)
     # Past the largest cluster: more minutes; below the smallest: fewer.
-    big = plan(20_000_000, per_host_hour)
+    big = case_plan(20_000_000, per_host_hour)
     assert big.hosts == MAX_HOSTS and big.minutes > 60
     assert big.hosts * per_host_hour * big.minutes / 60 >= 20_000_000
-    small = plan(1_000, per_host_hour)
+    small = case_plan(1_000, per_host_hour)
     assert small.hosts == MIN_HOSTS and 2 <= small.minutes < 60
     name = chosen.name("abc", "0.1.0")
     assert name == f"host-crash-heartbeat-{chosen.hosts}h-60m-r60-seed0-fxabc-culprit0.1.0"
@@ -261,7 +148,7 @@ def test_ratios_and_targets() -> None:
 
 def match_report(when: str, rows: int, results: list[dict[str, Any]]) -> dict[str, Any]:
     return {
-        "kind": report.MATCH,
+        "kind": "match",
         "date": when[:10],
         "recorded_at": when,
         "command": "python -m benchmarks.match",
@@ -323,8 +210,9 @@ def test_match_section_rows_and_runs(results_dir: Path) -> None:
     (results_dir / "b.json").write_text(json.dumps(older))
     (results_dir / "a.json").write_text(json.dumps(newer))
 
-    entries = report.latest_match_results(results_dir)
-    section = report.match_section(entries)
+    entries = MATCH.latest(results_dir)
+    section = MATCH.render(entries)
+    begin, end = report.markers("match")
 
     assert [(r["name"], file) for _, r, file in entries] == [
         ("polars", "a.json"),
@@ -333,7 +221,7 @@ def test_match_section_rows_and_runs(results_dir: Path) -> None:
         ("rg", "b.json"),
         ("python-loop", "b.json"),
     ]
-    assert section.startswith(report.MATCH_BEGIN) and section.endswith(report.MATCH_END + "\n")
+    assert section.startswith(begin) and section.endswith(end + "\n")
     rows = [line for line in section.splitlines() if line.startswith("| ")][1:]
     assert rows[0] == (
         "| polars label | 2026-11-02, `0123456789ab`+ (A) | 10,000,000 | 265 | 3.3 (3.3–3.3) "
@@ -350,19 +238,33 @@ def test_match_section_rows_and_runs(results_dir: Path) -> None:
 
 
 def test_recording_a_match_run_keeps_the_other_sections(results_dir: Path) -> None:
+    begin, end = report.markers("match")
     before = (
         "# Benchmark results\n\n<!-- ingest:begin -->\ningest\n<!-- ingest:end -->\n\n"
-        "## Matching\n\nProse.\n\n"
-        + report.MATCH_BEGIN
-        + "\nold\n"
-        + report.MATCH_END
-        + "\n\n## Generation\n\n<!-- generate:begin -->\ngen\n<!-- generate:end -->\n"
+        f"## Matching\n\nProse.\n\n{begin}\nold\n{end}\n\n"
+        "## Generation\n\n<!-- generate:begin -->\ngen\n<!-- generate:end -->\n"
     )
     report.RESULTS_MD.write_text(before)
-    report.record(match_report("2026-11-02T10:00:00+00:00", 10_000_000, sample_results()))
+    report.record(match_report("2026-11-02T10:00:00+00:00", 10_000_000, sample_results()), MATCH)
     after = report.RESULTS_MD.read_text()
-    head, _, rest = after.partition(report.MATCH_BEGIN)
-    _, _, tail = rest.partition(report.MATCH_END)
-    assert head == before.partition(report.MATCH_BEGIN)[0]
-    assert tail == before.partition(report.MATCH_END)[2]
+    head, _, rest = after.partition(begin)
+    _, _, tail = rest.partition(end)
+    assert head == before.partition(begin)[0]
+    assert tail == before.partition(end)[2]
     assert "| polars label |" in rest and "old" not in rest
+
+
+@pytest.mark.parametrize(
+    ("tool", "program"),
+    [pytest.param("grep", GREP, id="grep"), pytest.param("rg", RG, id="rg")],
+)
+def test_baseline_patterns_leave_out_what_the_tool_refuses(tool: str, program: str | None) -> None:
+    if program is None:
+        pytest.skip(f"{tool} is not installed")
+    regexes = [("OK-1", r"a\d+"), ("BAD-1", "a(?=b)"), ("BAD-2", "a(")]
+    kept, left_out = baseline_patterns(tool, regexes, program)
+    assert [code for code, _ in kept] == ["OK-1"]
+    assert [code for code, _ in left_out] == ["BAD-1", "BAD-2"]
+    # Without the program, only what the dialect cannot write is left out.
+    kept, left_out = baseline_patterns(tool, regexes, None)
+    assert [code for code, _ in left_out] == ["BAD-1"] + (["BAD-2"] if tool == "grep" else [])

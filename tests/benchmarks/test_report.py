@@ -1,5 +1,6 @@
-"""The benchmark bookkeeping: results files of both kinds, the RESULTS.md sections rebuilt
-from them, directory inputs and the size plan of the ``bundle`` input. Nothing is timed."""
+"""The benchmark bookkeeping: results files of both kinds, the RESULTS.md sections the one
+table-driven writer rebuilds from them, directory inputs and the size plan of the ``bundle``
+input. Nothing is timed."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Any
 import pytest
 
 from benchmarks import MIB, report
-from benchmarks.generate import bundle_name, generate_command
-from benchmarks.inputs import DEFAULT_INPUTS, INPUT_NAMES
-from benchmarks.inputs.bundle import CALIBRATION_HOSTS, MINUTES, plan
+from benchmarks.bundles import Plan, generate_command
+from benchmarks.families import GENERATE, INGEST, INPUT_NAMES
+from benchmarks.ingest import DEFAULT_INPUTS
 from benchmarks.measure import tree_bytes, tree_files
-from fixtures.options import MAX_HOSTS, MIN_HOSTS, Options
+from fixtures.options import MAX_HOSTS, MIN_HOSTS
+from fixtures.sized.bundle import CALIBRATION_HOSTS, MINUTES, plan
 
 MACHINE: dict[str, Any] = {
     "hostname": "box",
@@ -96,7 +98,7 @@ def generate_result(hosts: int, seconds: float) -> dict[str, Any]:
 
 def generate_report(when: str, *results: dict[str, Any], dirty: bool = False) -> dict[str, Any]:
     return {
-        "kind": report.GENERATE,
+        "kind": "generate",
         "date": when[:10],
         "recorded_at": when,
         "command": "python -m benchmarks.generate",
@@ -129,12 +131,12 @@ def test_each_section_reads_only_its_kind(results_dir: Path) -> None:
     write(results_dir, "2026-11-02-box.json", generate_report("2026-11-02", generate_result(64, 4)))
     (results_dir / "broken.json").write_text("{")
 
-    ingest = report.latest_results(results_dir)
-    generated = report.latest_generate_results(results_dir)
+    ingest = INGEST.latest(results_dir)
+    generated = GENERATE.latest(results_dir)
 
     assert [result["input"] for _, result, _ in ingest] == ["text"]
     assert [result["hosts"] for _, result, _ in generated] == [64]
-    assert report.kind(json.loads((results_dir / "2026-11-01-box.json").read_text())) == "ingest"
+    assert report.kind_of(json.loads((results_dir / "2026-11-01-box.json").read_text())) == "ingest"
 
 
 def test_latest_generate_result_per_scenario_hosts_minutes_and_rate(results_dir: Path) -> None:
@@ -146,16 +148,15 @@ def test_latest_generate_result_per_scenario_hosts_minutes_and_rate(results_dir:
     write(results_dir, "b.json", newer)
     write(results_dir, "a.json", other)
 
-    entries = report.latest_generate_results(results_dir)
-    section = report.generate_section(entries)
+    entries = GENERATE.latest(results_dir)
+    section = GENERATE.render(entries)
+    begin, end = report.markers("generate")
 
     assert [(r["hosts"], r["median_s"], file) for _, r, file in entries] == [
         (64, 4, "a.json"),
         (1024, 40, "b.json"),
     ]
-    assert section.startswith(report.GENERATE_BEGIN) and section.endswith(
-        report.GENERATE_END + "\n"
-    )
+    assert section.startswith(begin) and section.endswith(end + "\n")
     rows = [line for line in section.splitlines() if line.startswith("| host-crash-heartbeat")]
     assert rows == [
         "| host-crash-heartbeat | 64 | 60 | 60 | 68 | 64.0 | 4.0 | 16.0 | 300 | `0123456789ab`+ (A) |",
@@ -169,33 +170,47 @@ def test_latest_generate_result_per_scenario_hosts_minutes_and_rate(results_dir:
 
 def test_recording_a_generate_run_keeps_the_ingest_section(results_dir: Path) -> None:
     write(results_dir, "2026-11-01-box.json", ingest_report("2026-11-01", ingest_result("text", 2)))
-    ingest = report.markdown_section(report.latest_results(results_dir))
+    ingest = INGEST.section(results_dir)
+    begin, end = report.markers("generate")
     prose_above = "# Benchmark results\n\nSome prose.\n\n"
     report.RESULTS_MD.write_text(prose_above + ingest + "\nTrailing prose.\n")
 
-    first = report.record(generate_report("2026-11-02T10:00:00+00:00", generate_result(64, 4)))
+    made = generate_report("2026-11-02T10:00:00+00:00", generate_result(64, 4))
+    first = report.record(made, GENERATE)
     text = report.RESULTS_MD.read_text()
     assert first.name == "2026-11-02-box.json"
-    assert text.startswith(prose_above + ingest + "\nTrailing prose.\n\n" + report.GENERATE_BEGIN)
-    assert text.count(report.GENERATE_BEGIN) == 1
+    assert text.startswith(prose_above + ingest + "\nTrailing prose.\n\n" + begin)
+    assert text.count(begin) == 1
 
-    second = report.record(generate_report("2026-11-02T11:00:00+00:00", generate_result(1024, 40)))
+    made = generate_report("2026-11-02T11:00:00+00:00", generate_result(1024, 40))
+    second = report.record(made, GENERATE)
     text = report.RESULTS_MD.read_text()
     assert second.name == "2026-11-02-box-2.json"
-    assert text.startswith(prose_above + ingest + "\nTrailing prose.\n\n" + report.GENERATE_BEGIN)
-    assert text.count(report.GENERATE_BEGIN) == text.count(report.GENERATE_END) == 1
+    assert text.startswith(prose_above + ingest + "\nTrailing prose.\n\n" + begin)
+    assert text.count(begin) == text.count(end) == 1
     assert "| 1,024 |" in text and "| 64 |" in text
 
     # An ingest run rebuilds its own section only.
-    report.record(
-        {
-            **ingest_report("2026-11-03T10:00:00+00:00", ingest_result("kubelet", 3)),
-            "kind": "ingest",
-        }
-    )
+    made = {
+        **ingest_report("2026-11-03T10:00:00+00:00", ingest_result("kubelet", 3)),
+        "kind": "ingest",
+    }
+    report.record(made, INGEST)
     after = report.RESULTS_MD.read_text()
     assert "| kubelet |" in after
-    assert after.partition(report.GENERATE_BEGIN)[2] == text.partition(report.GENERATE_BEGIN)[2]
+    assert after.partition(begin)[2] == text.partition(begin)[2]
+
+
+def test_a_table_puts_the_measured_column_where_its_family_says() -> None:
+    result = generate_result(64, 4)
+    plain = GENERATE.table([result]).splitlines()
+    assert plain[0].endswith("| peak RSS MiB |") and plain[1].count("|") == 10
+    marked = GENERATE.table([result], ["`abc` (A)"]).splitlines()
+    assert marked[0].endswith("| peak RSS MiB | commit |") and marked[2].endswith(
+        "| 300 | `abc` (A) |"
+    )
+    ingest = INGEST.table([ingest_result("text", 2)], ["today"]).splitlines()
+    assert ingest[0].startswith("| input | reader | measured | input MiB |")
 
 
 def test_bundle_plan_reaches_the_target() -> None:
@@ -227,8 +242,8 @@ def test_directory_inputs_count_their_files(tmp_path: Path) -> None:
 
 
 def test_generate_command_and_bundle_name() -> None:
-    options = Options(hosts=64, seed=3, minutes=10.0, rate=60.0)
-    command = generate_command("host-crash-heartbeat", Path("/out"), options)
+    plan = Plan("host-crash-heartbeat", hosts=64, minutes=10.0, rate=60.0, seed=3)
+    command = generate_command(plan, Path("/out"))
     assert command[1:] == [
         "-m",
         "fixtures",
@@ -246,4 +261,4 @@ def test_generate_command_and_bundle_name() -> None:
         "60",
         "--force",
     ]
-    assert bundle_name("host-crash-heartbeat", options) == "host-crash-heartbeat-64h-10m-r60-seed3"
+    assert plan.stem == "host-crash-heartbeat-64h-10m-r60-seed3"

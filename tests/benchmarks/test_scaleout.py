@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from benchmarks.scaleout import BEGIN, END, projection, section
+from benchmarks.families import SCALEOUT
+from benchmarks.report import markers
+from benchmarks.scaleout import projection
 from tests.benchmarks.test_report import MACHINE
 
 STEPS: dict[str, Any] = {
@@ -50,8 +52,9 @@ def test_section_shows_every_run_and_the_projection() -> None:
         "steps": STEPS,
         "projection": projection(2_600_000_000, STEPS, gb=100.0, nodes=16, cores=8),
     }
-    text = section(report, "benchmarks/results/x.json")
-    assert text.startswith(BEGIN) and text.rstrip().endswith(END)
+    text = SCALEOUT.render(report, "benchmarks/results/x.json")
+    begin, end = markers("scaleout")
+    assert text.startswith(begin) and text.rstrip().endswith(end)
     assert "| `--engine ray --workers 1` | 120.0 (118.0–121.0) | 2.00× | 1,500 |" in text
     assert "| `--engine ray --workers 2` | 75.0 (74.0–80.0) | 1.25× | 2,500 |" in text
     assert "| `ingest --shard k/4 --jobs 1`, per shard | 30.0, 30.0, 20.0, 20.0 |" in text

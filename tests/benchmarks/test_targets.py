@@ -1,14 +1,12 @@
 """The targets table of ``python -m benchmarks run``: judged from hand-written results files
 (pure functions, nothing is run or timed), the quick run never judged, figures not measured in
 the latest run shown with their date, and the section's place in RESULTS.md; with the run's
-plan, the gcloud array and compressed inputs, and the ripgrep patterns."""
+plan, the gcloud array and compressed inputs."""
 
 from __future__ import annotations
 
 import gzip
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +14,11 @@ import pytest
 
 from benchmarks import MIB, report, run, targets
 from benchmarks.__main__ import main as benchmarks_main
-from benchmarks.ingest import compressed_figures, input_path
-from benchmarks.inputs import DEFAULT_INPUTS, GENERATORS
-from benchmarks.inputs.derived import array_from_lines, gzip_file, zstd_file
-from benchmarks.match import rg_pattern, rg_translation
+from benchmarks.ingest import DEFAULT_INPUTS, compressed_figures, input_path
 from benchmarks.measure import BenchmarkError
+from fixtures.sized import SIZED_LOGS
+from fixtures.sized.derived import array_from_lines, gzip_file, zstd_file
 
-RG = shutil.which("rg")
-needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep is not installed")
 MB = 1_000_000
 MACHINE: dict[str, Any] = {
     "hostname": "box",
@@ -316,16 +311,16 @@ def test_section_goes_to_the_top_and_is_rebuilt_in_place() -> None:
     files = full_files()
     original = "# Benchmark results\n\n## Ingest throughput\n\nProse.\n"
     first = targets.place_section(original, targets.section(files))
-    assert first.startswith("# Benchmark results\n\n## Targets\n\n`python -m benchmarks run`")
+    assert first.startswith("# Benchmark results\n\n" + targets.TARGETS_BEGIN)
     assert first.endswith(targets.TARGETS_END + "\n\n## Ingest throughput\n\nProse.\n")
     body = first.partition(targets.TARGETS_BEGIN)[2].partition(targets.TARGETS_END)[0]
     assert "Latest run: `benchmarks/results/r.json` (2026-12-01, commit `0123456789ab`)" in body
     assert "| End to end | host-crash-heartbeat at 4,096 hosts" in body
     assert "| `a.json` | **met** |" in body and "| `b.json` | **not met** |" in body
-    # Rebuilding replaces the section only; the intro stays once.
+    # Rebuilding replaces the section only.
     files["r.json"]["steps"][0]["status"] = "failed"
     second = targets.place_section(first, targets.section(files))
-    assert second.count(targets.TARGETS_BEGIN) == 1 and second.count("## Targets") == 1
+    assert second.count(targets.TARGETS_BEGIN) == 1
     assert "(steps that did not finish: i.json)" in second
     assert second.endswith("\n## Ingest throughput\n\nProse.\n")
 
@@ -444,8 +439,8 @@ def test_derived_inputs_are_named_after_their_source(tmp_path: Path) -> None:
     assert gz.name == "cloud_logging_gz-32mb-seed0-v1s1.jsonl.gz"
     assert input_path(tmp_path, "kubelet_zst", 32, 0).name.endswith(".log.zst")
     assert input_path(tmp_path, "cloud_logging_array", 32, 0).suffix == ".json"
-    assert GENERATORS["cloud_logging_gz"].compression == "gzip"
-    assert GENERATORS["kubelet_zst"].source == "kubelet"
+    assert SIZED_LOGS["cloud_logging_gz"].compression == "gzip"
+    assert SIZED_LOGS["kubelet_zst"].source == "kubelet"
     assert DEFAULT_INPUTS == ("cloud_logging", "text", "kubelet", "modelarts")
 
 
@@ -459,61 +454,6 @@ def test_compressed_figures() -> None:
     wrong = {**baseline, "decoded_bytes": 99 * MIB}
     with pytest.raises(BenchmarkError, match="decoded"):
         compressed_figures(result, "gzip", {"results": [wrong], "missing": []})
-
-
-# -- ripgrep's patterns ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("pattern", "expected"),
-    [
-        (r"(?P<task>/job:\w+) (?<n>\d+)", r"(/job:\w+) (\d+)"),
-        (r"Barrier timed out\. Id: [^\n]*", r"Barrier timed out\. Id: .*"),
-        (r"^Traceback:\n(?s:.*\n)?(?P<t>\w+)$", r"^Traceback:\x20(?s:.*\x20)?(\w+)$"),
-        (r"task ([^:\n]+):(\d+)", r"task ([^:\n]+):(\d+)"),  # rg takes \n in a class
-        (r"a\\n[\]\n]\n", r"a\\n[\]\n]\x20"),
-        (r"[]\n]x[^]a]\n", r"[]\n]x[^]a]\x20"),
-        (r"[[:alpha:]\n]\n", r"[[:alpha:]\n]\x20"),
-        (r"(?i)abc(?:d|e)\b", r"(?i)abc(?:d|e)\b"),
-    ],
-)
-def test_rg_pattern(pattern: str, expected: str) -> None:
-    assert rg_pattern(pattern) == expected
-
-
-@needs_rg
-def test_ripgrep_takes_the_whole_catalogue(tmp_path: Path) -> None:
-    """Every catalogue regex, adapted, in one file: ripgrep reads it without a word (it
-    refuses duplicate group names and literal newlines, which the adaptation removes)."""
-    from analyzer.signatures.catalog import load
-
-    assert RG is not None
-    regexes = [(s.code, s.regex) for s in load().signatures]
-    kept, left_out = rg_translation(regexes, RG)
-    assert not left_out and len(kept) == len(regexes)
-    patterns = tmp_path / "patterns.rg"
-    patterns.write_text("".join(f"{p}\n" for _, p in kept))
-    done = subprocess.run(
-        [RG, "-c", "--no-config", "-f", str(patterns), "/dev/null"],
-        capture_output=True,
-        check=False,
-    )
-    assert done.returncode == 1 and done.stderr == b""
-    # Unadapted, it refuses the file: that is what the adaptation is for.
-    patterns.write_text("".join(f"{regex}\n" for _, regex in regexes))
-    refused = subprocess.run(
-        [RG, "-c", "--no-config", "-f", str(patterns), "/dev/null"],
-        capture_output=True,
-        check=False,
-    )
-    assert refused.returncode == 2
-
-
-@needs_rg
-def test_refused_patterns_are_left_out() -> None:
-    assert RG is not None
-    kept, left_out = rg_translation([("OK-1", "a+"), ("BAD-1", "a(")], RG)
-    assert kept == [("OK-1", "a+")] and [code for code, _ in left_out] == ["BAD-1"]
 
 
 def test_the_recorded_command_leaves_out_the_report_file() -> None:

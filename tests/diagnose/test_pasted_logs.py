@@ -92,7 +92,7 @@ def test_a_case_whose_every_line_was_quarantined_still_gets_a_verdict(tmp_path: 
     broken = '{"insertId": "a1", "logName": "projects/p/logs/stderr", "textPayload": "x"\n' * 3
     log = tmp_path / "cut.json"
     log.write_text(broken, encoding="utf-8")
-    result = api.analyze([log], tmp_path / "out", html=True)
+    result = api.analyze([log], tmp_path / "out", api.AnalyzeSettings(html=True))
     assert result.findings.bundle.rows == 0
     assert result.findings.verdict.failure_class == "unknown"
     assert result.findings.bundle.files[0].quarantined == 3

@@ -35,7 +35,7 @@ def test_cli_starts_and_stops_its_own_local_ray(tmp_path: Path) -> None:
     """Run first in this file: no Ray instance is up yet."""
     assert not ray.is_initialized()
     bundle = _bundle(tmp_path, "host-crash-heartbeat")
-    local = api.analyze([bundle], tmp_path / "local", jobs=1)
+    local = api.analyze([bundle], tmp_path / "local", api.AnalyzeSettings(jobs=1))
     result = CliRunner().invoke(
         app,
         ["analyze", str(bundle), "-o", str(tmp_path / "ray"), "--engine", "ray", "--workers", "2"],
@@ -49,13 +49,13 @@ def test_cli_starts_and_stops_its_own_local_ray(tmp_path: Path) -> None:
 def test_a_matched_case_starts_no_ray(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing to ingest or match: the diagnosis runs without a Ray start-up."""
     bundle = _bundle(tmp_path, "oom-killed")
-    done = api.analyze([bundle], tmp_path / "out", jobs=1)
+    done = api.analyze([bundle], tmp_path / "out", api.AnalyzeSettings(jobs=1))
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("Ray was started")
 
     monkeypatch.setattr(ray, "init", refuse)
-    again = api.analyze([done.case], tmp_path / "again", engine="ray")
+    again = api.analyze([done.case], tmp_path / "again", api.AnalyzeSettings(engine="ray"))
     assert not again.matched
     assert again.findings_path.read_bytes() == done.findings_path.read_bytes()
 
@@ -77,9 +77,9 @@ def test_ray_engine_gives_the_same_findings(
 ) -> None:
     """Two scenarios from local paths, one by URL (each task fetches its own files)."""
     bundle = _bundle(tmp_path, scenario)
-    local = api.analyze([bundle], tmp_path / "local", jobs=1)
+    local = api.analyze([bundle], tmp_path / "local", api.AnalyzeSettings(jobs=1))
     given = bundle.as_uri() if as_url else str(bundle)
-    remote = api.analyze([given], tmp_path / "ray", engine="ray", shards=3)
+    remote = api.analyze([given], tmp_path / "ray", api.AnalyzeSettings(engine="ray", shards=3))
     assert remote.ingested and remote.matched
     assert remote.findings_path.read_bytes() == local.findings_path.read_bytes()
     same_case(local.case, remote.case)

@@ -27,8 +27,8 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_url_bundle_gives_the_findings_of_its_local_copy(scenario: Path, tmp_path: Path) -> None:
-    local = api.analyze([scenario], tmp_path / "local", jobs=1)
-    by_url = api.analyze([scenario.as_uri()], tmp_path / "url", jobs=1)
+    local = api.analyze([scenario], tmp_path / "local", api.AnalyzeSettings(jobs=1))
+    by_url = api.analyze([scenario.as_uri()], tmp_path / "url", api.AnalyzeSettings(jobs=1))
     assert by_url.findings_path.read_bytes() == local.findings_path.read_bytes()
     same_case(local.case, by_url.case)
     meta = api.load_case(by_url.case).meta

@@ -69,7 +69,7 @@ def test_every_member_belongs_to_exactly_one_shard(tmp_path: Path) -> None:
 def test_four_shards_and_merge_give_the_same_findings(tmp_path: Path, scenario: str) -> None:
     generate(scenario, small(8, 2), tmp_path / "gen")
     bundle = tmp_path / "gen" / BUNDLE_DIR
-    local = api.analyze([bundle], tmp_path / "local", jobs=1)
+    local = api.analyze([bundle], tmp_path / "local", api.AnalyzeSettings(jobs=1))
     case = sharded_case(bundle, tmp_path / "sharded", 4)
     for k in range(4):
         api.match_shard(case, f"{k}/4")

@@ -56,7 +56,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     with pytest.MonkeyPatch.context() as patch:
         pools = force_workers(patch)
         for name, jobs in (("first", 1), ("second", 1), ("workers", 2)):
-            result = api.analyze([bundle], root / name, jobs=jobs)
+            result = api.analyze([bundle], root / name, api.AnalyzeSettings(jobs=jobs))
             assert result.ingested and result.matched
             runs[name] = root / name
     assert pools == [2]

@@ -659,7 +659,7 @@ def test_names_with_a_newline_and_invalid_utf8_are_escaped_and_cited(
     out = arena.root / "out"
     pools = force_workers(monkeypatch)
     before = tree_state(arena.tmp)
-    result = api.analyze([bundle], out, jobs=jobs)
+    result = api.analyze([bundle], out, api.AnalyzeSettings(jobs=jobs))
     assert pools == ([2] if jobs == 2 else [])
     assert_only_changed(before, tree_state(arena.tmp), out)
     assert sorted(entry.name for entry in out.iterdir()) == ["case", "findings.json", "report.md"]

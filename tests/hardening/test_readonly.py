@@ -105,11 +105,15 @@ def test_analyze_leaves_the_input_untouched(
 ) -> None:
     pools = force_workers(monkeypatch)
     before = _state(frozen)
-    result = api.analyze([frozen.bundle], tmp_path / "out", jobs=jobs)
+    result = api.analyze([frozen.bundle], tmp_path / "out", api.AnalyzeSettings(jobs=jobs))
     assert result.ingested and result.findings.attempts
-    assert api.analyze([frozen.single], tmp_path / "out-single", jobs=jobs).ingested
+    assert api.analyze(
+        [frozen.single], tmp_path / "out-single", api.AnalyzeSettings(jobs=jobs)
+    ).ingested
     # A second analysis reuses the case (and may rewrite case.json, never the input).
-    assert not api.analyze([frozen.bundle], tmp_path / "out", jobs=jobs).ingested
+    assert not api.analyze(
+        [frozen.bundle], tmp_path / "out", api.AnalyzeSettings(jobs=jobs)
+    ).ingested
     assert pools == ([] if jobs == 1 else [2])  # the single file alone needs no pool
     _assert_unchanged(before, frozen)
 

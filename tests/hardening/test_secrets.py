@@ -63,7 +63,7 @@ def _leaks(text: str) -> list[str]:
 
 def test_the_planted_lines_are_the_evidence(bundle: Path, tmp_path: Path) -> None:
     """The secrets sit in rows every output quotes: the first error and its context."""
-    result = api.analyze([bundle], tmp_path / "out", jobs=1, redact=False)
+    result = api.analyze([bundle], tmp_path / "out", api.AnalyzeSettings(jobs=1, redact=False))
     first = result.findings.verdict.first_error
     assert first is not None and first.signature == "TPU-HW-001"
     page = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
@@ -72,12 +72,14 @@ def test_the_planted_lines_are_the_evidence(bundle: Path, tmp_path: Path) -> Non
 
 def test_no_output_format_leaks_a_secret(bundle: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    api.analyze([bundle], out, jobs=1, html=True)
+    api.analyze([bundle], out, api.AnalyzeSettings(jobs=1, html=True))
     for name in ("report.md", "findings.json", "report.html"):
         text = (out / name).read_text(encoding="utf-8")
         assert _leaks(text) == [], name
         assert "[REDACTED:" in text, name
-    zh = api.report(out / "case", format="md", template="modelarts-zh", out=tmp_path / "zh")
+    zh = api.report(
+        out / "case", "md", tmp_path / "zh", api.AnalyzeSettings(template="modelarts-zh")
+    )
     assert _leaks(zh.read_text(encoding="utf-8")) == []
     archive = tmp_path / "handoff.tar.zst"
     api.handoff([bundle], archive)
@@ -97,7 +99,7 @@ def test_no_output_format_leaks_a_secret(bundle: Path, tmp_path: Path) -> None:
 
 def test_without_redaction_every_format_quotes_them(bundle: Path, tmp_path: Path) -> None:
     out = tmp_path / "raw"
-    api.analyze([bundle], out, jobs=1, html=True, redact=False)
+    api.analyze([bundle], out, api.AnalyzeSettings(jobs=1, html=True, redact=False))
     for name in ("report.md", "findings.json"):
         assert {"ipv4", "email"} <= set(_leaks((out / name).read_text(encoding="utf-8"))), name
     # The page also quotes the lines around the first error: every planted kind.

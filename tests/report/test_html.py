@@ -33,7 +33,9 @@ def analyzed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, api.AnalyzeR
     for name, hosts in (("host-crash-heartbeat", 64), ("hccl-timeout-modelarts", 8)):
         generate(name, small(hosts, 3), root / name / "gen")
         done[name] = api.analyze(
-            [root / name / "gen" / BUNDLE_DIR], root / name / "out", jobs=1, html=True
+            [root / name / "gen" / BUNDLE_DIR],
+            root / name / "out",
+            api.AnalyzeSettings(jobs=1, html=True),
         )
     return done
 
@@ -122,7 +124,7 @@ def test_json_in_the_page_cannot_close_its_script() -> None:
 
 def test_report_command_writes_each_format(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    api.analyze([EXAMPLE], out, jobs=1)
+    api.analyze([EXAMPLE], out, api.AnalyzeSettings(jobs=1))
     for fmt, name in (("html", "report.html"), ("md", "report.md"), ("json", "findings.json")):
         result = runner.invoke(
             app, ["report", str(out / "case"), "--format", fmt, "-o", str(tmp_path / fmt)]

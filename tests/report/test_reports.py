@@ -77,7 +77,7 @@ def test_modelarts_template_keeps_the_citations(
     generated: Callable[[str, int], Generated], tmp_path: Path
 ) -> None:
     made = generated("npu-in-use-modelarts", 64)
-    result = api.analyze([made.case], tmp_path, template="modelarts-zh")
+    result = api.analyze([made.case], tmp_path, api.AnalyzeSettings(template="modelarts-zh"))
     text = result.report_path.read_text(encoding="utf-8")
     for heading in ("## 诊断结论", "| 任务 | 当前状态 | 故障级别 |", "## 根因", "置信度：HIGH"):
         assert heading in text
@@ -128,7 +128,9 @@ def test_no_redact_keeps_the_text_and_redaction_keeps_the_citation(tmp_path: Pat
         encoding="utf-8",
     )
     redacted = api.analyze([log], tmp_path / "a").findings.verdict.leads[0]
-    kept = api.analyze([log], tmp_path / "b", redact=False).findings.verdict.leads[0]
+    kept = api.analyze(
+        [log], tmp_path / "b", api.AnalyzeSettings(redact=False)
+    ).findings.verdict.leads[0]
     assert "s3cret" not in redacted.message and "s3cret" in kept.message
     assert redacted.citation == kept.citation
     assert "s3cret" not in (tmp_path / "a" / "report.md").read_text(encoding="utf-8")

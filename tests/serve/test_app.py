@@ -36,8 +36,8 @@ def build_cases(root: Path) -> Path:
     generate("host-crash-heartbeat", small(8, 1), root / "gen1")
     generate("silent-host", small(8, 2), root / "gen2")
     cases = root / "cases"
-    api.analyze([root / "gen1" / BUNDLE_DIR], cases / "inc1", jobs=1)
-    api.analyze([root / "gen2" / BUNDLE_DIR], cases / "inc2", jobs=1)
+    api.analyze([root / "gen1" / BUNDLE_DIR], cases / "inc1", api.AnalyzeSettings(jobs=1))
+    api.analyze([root / "gen2" / BUNDLE_DIR], cases / "inc2", api.AnalyzeSettings(jobs=1))
     api.ingest([root / "gen1" / BUNDLE_DIR], cases / "fresh", jobs=1)
     (cases / "notes").mkdir()  # not a case: ignored
     return cases

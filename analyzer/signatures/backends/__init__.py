@@ -1,8 +1,9 @@
 """Matching backends: each turns (rows, compiled catalogue) into the same matches table.
 
 :data:`BACKENDS` is the registry, an explicit tuple in preference order (the first is the
-default). Every backend follows the contract of :mod:`analyzer.signatures.compile` and gives
-exactly the same table; a test runs every signature example through all of them.
+default, :data:`analyzer.defaults.BACKEND`). Every backend follows the contract of
+:mod:`analyzer.signatures.compile` and gives exactly the same table; a test runs every
+signature example through all of them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Final
 
 import polars as pl
 
+from analyzer import defaults
 from analyzer.errors import UsageError
 from analyzer.signatures.backends import duckdb as duckdb_backend
 from analyzer.signatures.backends import polars as polars_backend
@@ -49,7 +51,7 @@ BACKENDS: Final[tuple[Backend, ...]] = tuple(
     )
 )
 
-DEFAULT_BACKEND: Final = BACKENDS[0].name
+DEFAULT_BACKEND: Final = defaults.BACKEND
 
 
 def backend_named(name: str) -> Backend:

@@ -1,0 +1,146 @@
+"""``culprit analyze`` (the whole chain: ingest, match, diagnose, reports) and ``culprit
+report`` (one report of a case already matched)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from analyzer import defaults
+from analyzer.cli import options
+from analyzer.cli.progress import ProgressBar
+from analyzer.cli.render import console
+
+if TYPE_CHECKING:
+    from analyzer.api import AnalyzeResult
+
+
+def analyze(
+    bundle: Annotated[
+        list[str],
+        typer.Argument(
+            help="A case directory, or a bundle (directories, archives, files; paths or URLs)."
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "-o",
+            "--out",
+            help="Output directory: the case in OUT/case, report.md and findings.json in OUT "
+            "(a case's reports default to the case directory).",
+        ),
+    ] = None,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print findings.json to stdout instead of the verdict.")
+    ] = False,
+    template: options.Template = defaults.TEMPLATE,
+    no_redact: options.NoRedact = False,
+    skew: options.Skew = defaults.SKEW_S,
+    silence: options.Silence = defaults.SILENCE_S,
+    backend: options.Backend = defaults.BACKEND,
+    signatures: options.ExtraSignatures = None,
+    jobs: options.ReadJobs = None,
+    engine: options.Engine = defaults.ENGINE,
+    address: Annotated[
+        str | None,
+        typer.Option(help="Ray cluster to join (default: start a local Ray instance)."),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option(help="CPUs of the local Ray instance (default: all).")
+    ] = None,
+    shards: Annotated[
+        int | None,
+        typer.Option(help="Pieces the work is cut into under Ray (default: one per CPU)."),
+    ] = None,
+    html: Annotated[
+        bool,
+        typer.Option(
+            "--html", help="Also write report.html (self-contained: opens with no network)."
+        ),
+    ] = False,
+    quiet: options.Quiet = False,
+) -> None:
+    """Ingest (or reuse) a case, match, diagnose; write report.md and findings.json and print
+    the verdict.
+
+    Example: culprit analyze incident.tar.zst -o /tmp/incident
+    """
+    from analyzer import api
+
+    # findings.json on stdout is for a program: no bar on stderr either.
+    with ProgressBar(enabled=not quiet and not json_out) as progress:
+        result = api.analyze(
+            bundle,
+            out,
+            api.settings(
+                signatures=tuple(signatures or ()),
+                backend=backend,
+                redact=not no_redact,
+                template=template,
+                skew_s=skew,
+                silence_s=silence,
+                jobs=jobs,
+                engine=engine,
+                address=address,
+                workers=workers,
+                shards=shards,
+                html=html,
+            ),
+            progress=progress,
+        )
+    if json_out:
+        sys.stdout.write(result.findings.model_dump_json(indent=2) + "\n")
+        return
+    _print_verdict(result, html=html)
+
+
+def report(
+    case: Annotated[Path, typer.Argument(help="A matched case directory.")],
+    format_: options.ReportFormat = defaults.REPORT_FORMAT,
+    out: Annotated[
+        Path | None,
+        typer.Option("-o", "--out", help="Directory to write into (default: the case)."),
+    ] = None,
+    template: options.MarkdownTemplate = defaults.TEMPLATE,
+    no_redact: options.NoRedact = False,
+    signatures: options.ExtraSignatures = None,
+) -> None:
+    """Write one report of a matched case without re-running anything else.
+
+    Example: culprit report /tmp/incident/case --format html -o /tmp/incident
+    """
+    from analyzer import api
+
+    written = api.report(
+        case,
+        format_,
+        out,
+        api.settings(signatures=tuple(signatures or ()), redact=not no_redact, template=template),
+    )
+    console().print(f"wrote {written}", markup=False)
+
+
+def _print_verdict(result: AnalyzeResult, *, html: bool) -> None:
+    """The verdict as plain text (the report's Markdown emphasis dropped), then where the
+    first error and the reports are."""
+    from analyzer import api
+    from analyzer.report.markdown import verdict_lines
+
+    screen = console()
+    verdict = result.findings.verdict
+    for line in verdict_lines(verdict):
+        screen.print(line.replace("**", ""), markup=False)
+    if verdict.first_error is not None:
+        cited = verdict.first_error.citation
+        screen.print(f"First error: {cited.path}:{cited.line}", markup=False)
+    attempts = len(result.findings.attempts)
+    screen.print(
+        f"{attempts} attempt(s); report: {result.report_path}; findings: {result.findings_path}",
+        markup=False,
+    )
+    if html:
+        screen.print(f"HTML report: {result.report_path.with_name(api.HTML_FILE)}", markup=False)

@@ -1,0 +1,160 @@
+"""The ``culprit`` typer app: its global options, the table of every command, and the one place
+that turns exceptions into messages and exit codes.
+
+Commands are registered from :data:`COMMANDS` and :data:`GROUPS` below, in the order
+``culprit --help`` lists them, rather than by decorators that run when their module is
+imported: the table is the whole command line at a glance.
+
+(The module is not called ``app.py``: :mod:`analyzer.cli` re-exports the ``app`` object, which
+would hide a submodule of the same name.)
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn
+
+import typer
+from typer.core import TyperGroup
+
+from analyzer.cli import (
+    analyze,
+    case,
+    handoff,
+    ingest,
+    match,
+    query,
+    replay,
+    schema,
+    serve,
+    signatures,
+)
+from analyzer.cli.exits import EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPTED
+from analyzer.cli.version import version
+from analyzer.errors import AnalyzerError
+
+if TYPE_CHECKING:
+    # typer vendors click: the context its groups receive is that click's, not typer.Context.
+    from typer._click import Context
+
+Command = Callable[..., None]
+
+
+@dataclass(frozen=True)
+class Group:
+    """A command with sub-commands (``culprit case info``)."""
+
+    name: str
+    help: str
+    commands: tuple[tuple[str, Command], ...]
+
+
+#: Every top-level command, by name.
+COMMANDS: Final[tuple[tuple[str, Command], ...]] = (
+    ("version", version),
+    ("ingest", ingest.ingest),
+    ("query", query.query),
+    ("match", match.match),
+    ("merge", match.merge),
+    ("analyze", analyze.analyze),
+    ("report", analyze.report),
+    ("replay", replay.replay),
+    ("accuracy", replay.accuracy),
+    ("handoff", handoff.handoff),
+    ("serve", serve.serve),
+)
+
+#: Every group of sub-commands (``--help`` lists them after the commands).
+GROUPS: Final[tuple[Group, ...]] = (
+    Group("case", "Look at a case.", (("info", case.case_info), ("hosts", case.case_hosts))),
+    Group(
+        "schema",
+        "JSON Schemas of culprit's outputs.",
+        (("findings", schema.schema_findings),),
+    ),
+    Group(
+        "signatures",
+        "List, show, lint and test the signature catalogue.",
+        (
+            ("list", signatures.signatures_list),
+            ("show", signatures.signatures_show),
+            ("lint", signatures.signatures_lint),
+            ("test", signatures.signatures_test),
+        ),
+    ),
+)
+
+
+class _ReportingGroup(TyperGroup):
+    """The root command: runs every command inside the error policy of culprit.
+
+    Errors the library raises on purpose (:class:`analyzer.errors.AnalyzerError`) become one
+    line on stderr and exit code 2; anything else is a bug and says so (exit 3; ``--debug``
+    lets the traceback through). Commands therefore call the library directly and never catch.
+    """
+
+    def invoke(self, ctx: Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AnalyzerError as exc:
+            _fail(str(exc), EXIT_ERROR)
+        except KeyboardInterrupt:
+            sys.stderr.write("culprit: interrupted\n")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            # Exits the commands chose, and usage errors of the argument parser (typer's
+            # click), keep their own message and code.
+            raise
+        except Exception as exc:
+            if ctx.params.get("debug"):
+                raise
+            _fail(
+                f"internal error: {type(exc).__name__}: {exc} (a bug in culprit; rerun with "
+                "--debug for the traceback)",
+                EXIT_BUG,
+            )
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    sys.stderr.write(f"culprit: error: {message}\n")
+    raise typer.Exit(code)
+
+
+def _global_options(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show tracebacks of internal errors.")
+    ] = False,
+) -> None:
+    # Nothing to do here: _ReportingGroup reads --debug from the context when a command fails.
+    return None
+
+
+def build_app() -> typer.Typer:
+    """The ``culprit`` app with every command of :data:`COMMANDS` and :data:`GROUPS`."""
+    root = typer.Typer(
+        name="culprit",
+        help="Offline log forensics for large ML training incidents.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        cls=_ReportingGroup,
+    )
+    root.callback()(_global_options)
+    for name, command in COMMANDS:
+        root.command(name)(command)
+    for group in GROUPS:
+        sub = typer.Typer(help=group.help, no_args_is_help=True)
+        for name, command in group.commands:
+            sub.command(name)(command)
+        root.add_typer(sub, name=group.name)
+    return root
+
+
+app = build_app()
+
+
+def main() -> None:
+    """Console-script entry point (``culprit``) and ``python -m analyzer``."""
+    app()

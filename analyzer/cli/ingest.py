@@ -1,0 +1,118 @@
+"""``culprit ingest``: read a bundle into a case directory, or one shard of it into a part."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from analyzer import defaults
+from analyzer.cli import options
+from analyzer.cli.progress import ProgressBar
+from analyzer.cli.render import console
+from analyzer.errors import UsageError
+
+if TYPE_CHECKING:
+    from analyzer.api import IngestResult
+
+
+def ingest(
+    bundle: Annotated[
+        list[str],
+        typer.Argument(
+            help="Directories, archives (.tar, .tar.gz, .tar.zst, .zip) or log files; local "
+            "paths or URLs (gs://, s3://, file://)."
+        ),
+    ],
+    out: Annotated[Path, typer.Option("-o", "--out", help="Case directory to write.")],
+    year: Annotated[
+        int | None, typer.Option(help="Year of timestamps that carry none (klog/absl MMDD).")
+    ] = None,
+    tz: Annotated[
+        str | None,
+        typer.Option(help="Zone of local timestamps without an offset (IANA name or +HH:MM)."),
+    ] = None,
+    reader: Annotated[
+        str | None, typer.Option(help="Use this reader for every file instead of detecting.")
+    ] = None,
+    max_expansion: options.MaxExpansion = defaults.MAX_EXPANSION_RATIO,
+    max_bytes: options.MaxTotalBytes = None,
+    max_line_bytes: options.MaxLineBytes = defaults.MAX_LINE_BYTES,
+    force: Annotated[bool, typer.Option(help="Ingest even if the case is up to date.")] = False,
+    jobs: options.ReadJobs = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Read only shard k/N (k from 0) of the bundle's files into the part directory "
+            "OUT; `culprit merge` of all N parts makes the case.",
+            metavar="k/N",
+        ),
+    ] = None,
+    quiet: options.Quiet = False,
+) -> None:
+    """Ingest a bundle into a case directory.
+
+    Example: culprit ingest incident.tar.zst -o /tmp/case
+    """
+    from analyzer import api
+
+    read_options = api.ReadOptions(year=year, tz=tz, max_line_bytes=max_line_bytes)
+    limits = api.BundleLimits(max_ratio=max_expansion, max_total_bytes=max_bytes)
+    started = time.perf_counter()
+    if shard is not None:
+        if force:
+            raise UsageError("--force does not apply to --shard (a part is always written anew)")
+        with ProgressBar(enabled=not quiet) as progress:
+            part = api.ingest_shard(
+                bundle,
+                out,
+                shard,
+                options=read_options,
+                limits=limits,
+                reader=reader,
+                progress=progress,
+                jobs=jobs,
+            )
+        console().print(
+            f"{out}: shard {part.shard} read in {time.perf_counter() - started:.1f} s; "
+            "merge every shard with `culprit merge PARTS... -o CASE`"
+        )
+        return
+    with ProgressBar(enabled=not quiet) as progress:
+        result = api.ingest(
+            bundle,
+            out,
+            options=read_options,
+            limits=limits,
+            reader=reader,
+            force=force,
+            progress=progress,
+            jobs=jobs,
+        )
+    _print_ingested(out, result, time.perf_counter() - started)
+
+
+def _print_ingested(out: Path, result: IngestResult, elapsed: float) -> None:
+    """What the ingest made of the bundle, and a warning when some of it was not read."""
+    screen = console()
+    counts = result.meta.counts
+    if result.reused:
+        screen.print(
+            f"{out}: up to date ({counts.rows:,} rows); nothing to do (--force re-ingests)"
+        )
+        return
+    screen.print(
+        f"{out}: {counts.files:,} files, {counts.records:,} records -> {counts.rows:,} rows "
+        f"({counts.folded:,} folded, {counts.blank:,} blank, {counts.quarantined:,} quarantined, "
+        f"{counts.duplicates:,} duplicates) in {elapsed:.1f} s"
+    )
+    problems = counts.files_refused + counts.files_partial + counts.files_unrecognized
+    if problems or counts.quarantined or counts.repaired:
+        screen.print(
+            f"warning: {counts.files_refused} refused, {counts.files_partial} partly read, "
+            f"{counts.files_unrecognized} unrecognized files; {counts.quarantined:,} records "
+            f"quarantined, {counts.repaired:,} repaired; see `culprit case info {out}`",
+            style="yellow",
+        )

@@ -1,0 +1,104 @@
+"""Output helpers shared by the commands: the console, table cells, and tables as text.
+
+rich and pyarrow are imported inside the functions: this module is on the import path of
+``culprit --help``, which must not wait for them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from rich.console import Console
+
+
+def console(stderr: bool = False) -> Console:
+    """A console that prints text as given: no syntax highlighting, long lines not cut."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def cell(value: Any) -> str:
+    """A value as a table cell: empty for null, integers with thousands separators."""
+    if value is None:
+        return ""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def print_rows(out: Console, title: str, rows: list[dict[str, Any]]) -> None:
+    """Print ``rows`` (all with the same keys) as a titled table; nothing when empty."""
+    from rich.table import Table
+
+    if not rows:
+        return
+    table = Table(title=title, title_justify="left")
+    for column in rows[0]:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*[cell(value) for value in row.values()])
+    out.print(table)
+
+
+def text_times(table: pa.Table) -> pa.Table:
+    """Timestamps as ISO 8601 text with all nine fractional digits (Python datetimes would
+    drop the nanoseconds citations rely on)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for index, field in enumerate(table.schema):
+        if pa.types.is_timestamp(field.type):
+            utc = table.column(index).cast(pa.timestamp(field.type.unit, tz="UTC"))
+            text = pc.strftime(utc, format="%Y-%m-%dT%H:%M:%SZ")
+            table = table.set_column(index, field.name, text)
+    return table
+
+
+def write_table(table: pa.Table, output: str, out: Path | None, max_rows: int) -> None:
+    """Write a query result as ``table`` (at most ``max_rows`` shown), ``csv``, ``json`` (one
+    object per line) or ``parquet`` (needs ``out``), to ``out`` or stdout."""
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    if output == "parquet":
+        assert out is not None
+        pq.write_table(table, out)
+        return
+    table = text_times(table)
+    if output == "csv":
+        if out is not None:
+            pacsv.write_csv(table, out)
+        else:
+            import io
+
+            buffer = io.BytesIO()
+            pacsv.write_csv(table, buffer)
+            sys.stdout.write(buffer.getvalue().decode())
+        return
+    if output == "json":
+        text = "\n".join(json.dumps(row, default=str) for row in table.to_pylist())
+        if out is not None:
+            out.write_text(text + "\n")
+        else:
+            typer.echo(text)
+        return
+    from rich.table import Table
+
+    shown = table.slice(0, max_rows)
+    grid = Table(show_lines=False)
+    for name in table.column_names:
+        grid.add_column(name, overflow="fold")
+    for row in shown.to_pylist():
+        grid.add_row(*[cell(value) for value in row.values()])
+    screen = console()
+    screen.print(grid)
+    if table.num_rows > max_rows:
+        screen.print(f"... {table.num_rows - max_rows:,} more rows (--max-rows, or --format csv)")

@@ -1,0 +1,123 @@
+"""The root command: the command table, the error policy and exit codes, the entry points,
+and a ``--help`` that does not wait for the heavy libraries."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+import analyzer.cli
+from analyzer import api
+from analyzer.cli import app
+from analyzer.cli.application import COMMANDS, GROUPS
+from analyzer.cli.exits import EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPTED
+from tests.conftest import EXAMPLE
+
+runner = CliRunner(env={"COLUMNS": "200"})
+
+#: Modules of analyzer/cli that hold no command.
+SUPPORT_MODULES = {"application", "exits", "options", "progress", "render", "__main__"}
+
+
+def test_every_command_module_is_in_the_table() -> None:
+    registered = {command.__module__ for _, command in COMMANDS} | {
+        command.__module__ for group in GROUPS for _, command in group.commands
+    }
+    modules = {
+        f"analyzer.cli.{m.name}"
+        for m in pkgutil.iter_modules(analyzer.cli.__path__)
+        if m.name not in SUPPORT_MODULES
+    }
+    assert modules == registered
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["ingest", "/no/such/bundle", "-o", "/tmp/x"],
+            "/no/such/bundle: no such file or directory",
+        ),
+        (["case", "info", "/no/such/case"], "/no/such/case: no such case directory"),
+        (["ingest", str(EXAMPLE), "-o", "/tmp/x", "--tz", "Mars/Olympus"], "unknown time zone"),
+        (["ingest", str(EXAMPLE), "-o", "/tmp/x", "--reader", "nope"], "unknown reader 'nope'"),
+        (["case", "info", "/tmp", "--format", "xml"], "--format must be table or json"),
+        (["serve", "/no/such/cases"], "/no/such/cases: no such file or directory"),
+    ],
+)
+def test_errors_are_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == EXIT_ERROR
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("culprit: error: ")
+    assert message in result.stderr
+    assert "Traceback" not in result.output
+
+
+def _explode(*args: object, **kwargs: object) -> None:
+    raise ZeroDivisionError("boom")
+
+
+def test_a_bug_says_so_in_one_line_and_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(api, "case_info", _explode)
+    result = runner.invoke(app, ["case", "info", "/tmp"])
+    assert result.exit_code == EXIT_BUG
+    assert result.stderr == (
+        "culprit: error: internal error: ZeroDivisionError: boom (a bug in culprit; rerun with "
+        "--debug for the traceback)\n"
+    )
+
+
+def test_debug_lets_the_traceback_through(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(api, "case_info", _explode)
+    result = runner.invoke(app, ["--debug", "case", "info", "/tmp"])
+    assert isinstance(result.exception, ZeroDivisionError)
+
+
+def test_ctrl_c_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupt(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api, "case_info", interrupt)
+    result = runner.invoke(app, ["case", "info", "/tmp"])
+    assert result.exit_code == EXIT_INTERRUPTED
+    assert result.stderr == "culprit: interrupted\n"
+
+
+def test_usage_errors_stay_the_parsers() -> None:
+    result = runner.invoke(app, ["ingest", str(EXAMPLE)])
+    assert result.exit_code == 2
+    assert "Missing option" in result.output
+    assert "culprit: error" not in result.output
+
+
+@pytest.mark.parametrize("module", ["analyzer", "analyzer.cli"])
+def test_python_dash_m_and_version(module: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", module, "version"], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip()
+    assert runner.invoke(app, ["version"]).stdout.strip() == done.stdout.strip()
+
+
+def test_help_does_not_import_the_heavy_libraries() -> None:
+    # The reason analyzer.defaults exists: --help reads every default without loading these.
+    script = (
+        "import sys\n"
+        "from analyzer.cli import main\n"
+        "sys.argv = ['culprit', '--help']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = [m for m in ('polars', 'pyarrow', 'duckdb', 'pydantic') if m in sys.modules]\n"
+        "print('heavy:', *heavy)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.splitlines()[-1] == "heavy:"
