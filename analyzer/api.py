@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from analyzer.bundle import BundleLimits
 from analyzer.case.info import CaseInfo
+from analyzer.case.inputs import ReadOptions
 from analyzer.engine.merge import MergeResult
 from analyzer.engine.shards import PartMeta
 from analyzer.flows.analysis import (
     CASE_SUBDIR,
-    AnalyzeResult,
     analyze,
     diagnose_case,
     findings_schema,
@@ -43,16 +43,11 @@ from analyzer.flows.catalogue import (
     match_line,
     signatures,
 )
-from analyzer.flows.handoffs import (
-    HandoffCheck,
-    HandoffResult,
-    handoff,
-    verdict_key,
-    verify_handoff,
-)
+from analyzer.flows.handoffs import HandoffResult, handoff, verify_handoff
 from analyzer.flows.handoffs import keygen as handoff_keygen
+from analyzer.flows.results import AnalyzeResult
 from analyzer.flows.settings import AnalyzeSettings, settings
-from analyzer.ingest.base import ReadOptions
+from analyzer.provenance.compare import HandoffCheck, verdict_key
 from analyzer.replay.accuracy import score_corpus as accuracy
 from analyzer.replay.accuracy import signature_precision
 from analyzer.replay.run import replay_specs as replay

@@ -20,7 +20,7 @@ from typing import Final
 #: :class:`analyzer.bundle.BundleLimits` and :class:`analyzer.streams.ExpansionBudget`.
 MAX_EXPANSION_RATIO: Final = 200.0
 #: A longer line keeps only this many bytes and is quarantined as cut
-#: (:class:`analyzer.ingest.base.ReadOptions`).
+#: (:class:`analyzer.case.inputs.ReadOptions`).
 MAX_LINE_BYTES: Final = 1 << 20
 
 # -- where the work runs and how rows are matched ---------------------------------------------

@@ -23,7 +23,10 @@ from typing import Final
 
 import polars as pl
 
-from analyzer.ingest.k8s import POD_NAME
+#: ``<jobset>-<replicatedJob>-<jobIndex>-<podIndex>-<5 random>`` (Indexed Job pod of a JobSet).
+#: Defined here, below ingest, because both the host map (pod hostnames) and the readers
+#: (workload and worker of a pod, pod names in file names) read pod names this way.
+POD_NAME: Final = r"^(?P<base>.+)-(?P<job>\d+)-(?P<idx>\d+)-(?P<sfx>[a-z0-9]{5})$"
 
 #: Kinds of alias, in the order a host's aliases are listed.
 KINDS: Final = (

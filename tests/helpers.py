@@ -155,8 +155,8 @@ def changed_paths(before: Mapping[str, EntryState], after: Mapping[str, EntrySta
 def force_workers(patch: pytest.MonkeyPatch) -> list[int]:
     """Make an ingest with ``jobs > 1`` start its worker pool however small the bundle (the
     decision is made in this process); the list returned gets each started pool's size."""
-    from analyzer.ingest import pipeline
-    from analyzer.ingest.workers import WorkerPool
+    from analyzer.ingest.pipeline import run
+    from analyzer.ingest.pipeline.workers import WorkerPool
 
     started: list[int] = []
 
@@ -165,6 +165,6 @@ def force_workers(patch: pytest.MonkeyPatch) -> list[int]:
             started.append(jobs)
             super().__init__(jobs, spool_dir)
 
-    patch.setattr(pipeline, "MIN_PARALLEL_BYTES", 0)
-    patch.setattr(pipeline, "WorkerPool", Counted)
+    patch.setattr(run, "MIN_PARALLEL_BYTES", 0)
+    patch.setattr(run, "WorkerPool", Counted)
     return started

@@ -14,7 +14,7 @@ import pytest
 from analyzer import api
 from analyzer.case.layout import CaseMeta
 from analyzer.errors import CaseError, QueryError
-from analyzer.ingest import pipeline
+from analyzer.ingest.pipeline import files, run
 from analyzer.schema import CANONICAL_SCHEMA
 from tests.conftest import EXAMPLE
 from tests.helpers import read_table
@@ -97,7 +97,7 @@ def test_failed_ingest_leaves_the_old_case_and_no_debris(
     out = tmp_path / "case"
     api.ingest([bundle], out)
     before = (out / "case.json").read_text()
-    real_write = pipeline._write
+    real_write = files._write
     calls = {"n": 0}
 
     def exploding_write(*args: Any) -> None:
@@ -106,7 +106,7 @@ def test_failed_ingest_leaves_the_old_case_and_no_debris(
             raise KeyboardInterrupt
         real_write(*args)
 
-    monkeypatch.setattr(pipeline, "_write", exploding_write)
+    monkeypatch.setattr(files, "_write", exploding_write)
     with pytest.raises(KeyboardInterrupt):
         api.ingest([bundle], out, force=True)
     assert (out / "case.json").read_text() == before
@@ -116,10 +116,10 @@ def test_failed_ingest_leaves_the_old_case_and_no_debris(
 def test_interrupted_first_ingest_leaves_no_case(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def boom(self: pipeline.IngestRun) -> None:
+    def boom(self: run.IngestRun) -> None:
         raise RuntimeError("killed")
 
-    monkeypatch.setattr(pipeline.IngestRun, "run", boom)
+    monkeypatch.setattr(run.IngestRun, "run", boom)
     with pytest.raises(RuntimeError):
         api.ingest([EXAMPLE], tmp_path / "case")
     assert list(tmp_path.iterdir()) == []

@@ -11,8 +11,8 @@ from typing import Any
 
 from analyzer import __version__
 from analyzer.bundle import Bundle, BundleLimits, content_hash_of
+from analyzer.case.inputs import ReadOptions
 from analyzer.case.layout import BundleInfo, CaseMeta, Counts, InputInfo
-from analyzer.ingest.base import ReadOptions
 
 _REFUSED = ("refused", "damaged", "binary", "unreadable")
 _SUMMED = ("records", "rows", "folded", "blank", "quarantined", "repaired", "duplicates")

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from analyzer.case.inputs import Issue
 from analyzer.case.layout import (
     DUPLICATES_FILE,
     DUPLICATES_SCHEMA,
@@ -40,7 +41,6 @@ from analyzer.case.layout import (
 )
 from analyzer.errors import CaseError
 from analyzer.hosts import EVIDENCE_COLUMNS, HostMap, canonical_host, evidence, resolve
-from analyzer.ingest.base import Issue
 from analyzer.schema import CANONICAL_SCHEMA
 
 ROW_GROUP_ROWS: Final = 131_072

@@ -1,7 +1,7 @@
 """The progress bar of ``culprit ingest`` and ``culprit analyze``.
 
-It implements the ingest pipeline's :class:`analyzer.ingest.pipeline.Progress` protocol, so
-the library reports progress without knowing how (or whether) it is shown.
+It implements the ingest pipeline's :class:`analyzer.ingest.pipeline.progress.Progress`
+protocol, so the library reports progress without knowing how (or whether) it is shown.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from analyzer.ingest.detect import LINE_READERS
+from analyzer.ingest.registry import LINE_READERS
 from analyzer.signatures.backends.python import match_start
 from analyzer.signatures.model import Signature
 

@@ -15,7 +15,7 @@ from analyzer.case.layout import CaseMeta
 from analyzer.case.store import Case
 from analyzer.engine.shards import IngestJob
 from analyzer.errors import UsageError
-from analyzer.ingest.pipeline import Progress
+from analyzer.ingest.pipeline.progress import Progress
 from analyzer.signatures.backends import Backend
 from analyzer.signatures.catalog import Catalogue
 

@@ -13,7 +13,8 @@ from analyzer.case.store import Case
 from analyzer.case.writer import CaseWriter
 from analyzer.engine.remote import localize
 from analyzer.engine.shards import IngestJob
-from analyzer.ingest.pipeline import IngestRun, Progress
+from analyzer.ingest.pipeline.progress import Progress
+from analyzer.ingest.pipeline.run import IngestRun
 from analyzer.signatures.backends import Backend
 from analyzer.signatures.catalog import Catalogue
 from analyzer.signatures.matching import match_case

@@ -23,7 +23,7 @@ from analyzer.case.store import Case, open_case
 from analyzer.engine.merge import merge
 from analyzer.engine.shards import IngestJob, Shard, ingest_shard, match_shard
 from analyzer.errors import AnalyzerError, UsageError
-from analyzer.ingest.pipeline import Progress
+from analyzer.ingest.pipeline.progress import Progress
 from analyzer.signatures.backends import Backend, backend_named
 from analyzer.signatures.catalog import Catalogue
 

@@ -29,14 +29,15 @@ from pydantic import BaseModel, ConfigDict
 
 from analyzer import __version__
 from analyzer.bundle import Bundle, BundleLimits, Member
+from analyzer.case.inputs import ReadOptions
 from analyzer.case.layout import MATCHES_FILE, META_FILE, PART_META_FILE, InputInfo
 from analyzer.case.meta import ingest_settings
 from analyzer.case.store import Case, read_model
 from analyzer.case.writer import CaseWriter
 from analyzer.engine.remote import localize
 from analyzer.errors import CaseError, UsageError
-from analyzer.ingest.base import ReadOptions
-from analyzer.ingest.pipeline import IngestRun, NullProgress, Progress
+from analyzer.ingest.pipeline.progress import NullProgress, Progress
+from analyzer.ingest.pipeline.run import IngestRun
 from analyzer.signatures.backends import Backend
 from analyzer.signatures.catalog import Catalogue
 from analyzer.signatures.matching import match_files, row_files

@@ -4,12 +4,10 @@ diagnose, and write the reports; or diagnose and render a case already matched."
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from analyzer import __version__
-from analyzer import handoff as handoff_mod
 from analyzer.case.layout import MATCHES_FILE, meta_path
 from analyzer.case.store import Case
 from analyzer.diagnose.findings import Findings
@@ -17,10 +15,10 @@ from analyzer.engine import engine_named
 from analyzer.engine.remote import is_url
 from analyzer.errors import CaseError, HandoffError, UsageError
 from analyzer.flows.cases import ingest_job, ingest_with, load_case
+from analyzer.flows.results import AnalyzeResult, write_text
 from analyzer.flows.settings import AnalyzeSettings
-from analyzer.ingest.pipeline import Progress
+from analyzer.ingest.pipeline.progress import Progress
 from analyzer.provenance.archive import is_handoff
-from analyzer.provenance.layout import CASE_DIR
 from analyzer.report.registry import (
     FINDINGS_FILE,
     HTML_FILE,
@@ -34,25 +32,10 @@ from analyzer.signatures.matching import catalogue_digest, matches_meta
 from analyzer.streams import ExpansionBudget
 
 if TYPE_CHECKING:
-    from analyzer.flows.handoffs import HandoffCheck
     from analyzer.redact import Redactor
 
 #: Where ``analyze`` puts the case of a bundle, under its output directory.
 CASE_SUBDIR: Final = "case"
-
-
-@dataclass(frozen=True)
-class AnalyzeResult:
-    """What :func:`analyze` wrote and concluded."""
-
-    case: Path
-    findings_path: Path
-    report_path: Path
-    findings: Findings
-    ingested: bool
-    matched: bool
-    #: For a handoff: what its verification proved, and the re-diagnosis's comparison.
-    handoff: HandoffCheck | None = None
 
 
 def is_case(path: Path) -> bool:
@@ -109,7 +92,7 @@ def analyze(
     first = paths[0] if len(paths) == 1 and isinstance(paths[0], Path) else None
     handoff = _handoff_input(paths, settings)
     if handoff is not None:
-        from analyzer.flows.handoffs import analyze_handoff
+        from analyzer.flows.received import analyze_handoff
 
         if out is None:
             raise UsageError("a handoff needs -o DIR (it is unpacked and re-diagnosed there)")
@@ -187,13 +170,6 @@ def _handoff_input(paths: Sequence[str | Path], settings: AnalyzeSettings) -> Pa
             "--trusted-key and --sha256 check a handoff, and no input holds a MANIFEST.json"
         )
     return found[0] if found else None
-
-
-def write_text(path: Path, text: str) -> None:
-    """Write atomically (a reader never sees half a report)."""
-    temporary = path.with_name(f".{path.name}.partial")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
 
 
 def _quote(settings: AnalyzeSettings, case: Case) -> Redactor:
@@ -285,30 +261,3 @@ def report(
 def findings_schema() -> dict[str, Any]:
     """The JSON Schema of ``findings.json``."""
     return Findings.model_json_schema()
-
-
-# -- handoffs, re-diagnosed on the receiving machine ----------------------------------------
-
-
-def reanalyze(
-    members: dict[str, bytes],
-    target: Path,
-    skew_s: float,
-    silence_s: float,
-    signature_folders: Sequence[str] = (),
-) -> Findings:
-    """Diagnose a handoff's verified members, unpacked under ``target``, with its recorded
-    attempts and its packed signature folders (in the manifest's order)."""
-    from analyzer.diagnose.run import Settings, diagnose
-    from analyzer.redact.case import for_case
-
-    handoff_mod.unpack(members, target, signature_folders)
-    catalogue = load_catalogue([target / folder for folder in signature_folders])
-    case = load_case(target / CASE_DIR)
-    return diagnose(
-        case,
-        catalogue,
-        Settings(skew_s=skew_s, silence_s=silence_s),
-        redact=for_case(case),
-        attempts=handoff_mod.attempts_of(members),
-    )

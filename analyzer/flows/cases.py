@@ -15,6 +15,7 @@ import pyarrow as pa
 from analyzer import __version__, defaults
 from analyzer.bundle import Bundle, BundleLimits
 from analyzer.case.info import CaseInfo, summarize
+from analyzer.case.inputs import ReadOptions
 from analyzer.case.layout import CaseMeta, meta_path
 from analyzer.case.store import Case, open_case
 from analyzer.engine import Engine, engine_named
@@ -23,11 +24,10 @@ from analyzer.engine.merge import MergeResult
 from analyzer.engine.remote import identify
 from analyzer.engine.shards import IngestJob, PartMeta, Shard
 from analyzer.errors import CaseError, QueryError, UsageError
-from analyzer.ingest.base import ReadOptions
-from analyzer.ingest.detect import reader_named
-from analyzer.ingest.pipeline import NullProgress, Progress
-from analyzer.ingest.timestamps import check_tz
-from analyzer.ingest.workers import default_jobs
+from analyzer.ingest.columns.timestamps import check_tz
+from analyzer.ingest.pipeline.progress import NullProgress, Progress
+from analyzer.ingest.pipeline.workers import default_jobs
+from analyzer.ingest.registry import reader_named
 from analyzer.signatures.catalog import load as load_catalogue
 from analyzer.signatures.matching import MatchResult
 

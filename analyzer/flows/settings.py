@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from analyzer import defaults
 from analyzer.bundle import BundleLimits
+from analyzer.case.inputs import ReadOptions
 from analyzer.errors import UsageError
-from analyzer.ingest.base import ReadOptions
 
 
 class AnalyzeSettings(BaseModel):

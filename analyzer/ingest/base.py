@@ -1,10 +1,12 @@
-"""What every reader shares: the reader protocol, read options and the per-file context.
+"""What every reader shares: the reader protocol and the per-file context.
 
 A reader answers two questions, plaso-style: ``sniff`` ("is this file mine, and how sure am
 I?", from the first bytes only) and ``read`` (stream the file as polars frames holding the
 canonical columns). Provenance columns ``row_id`` and ``file_id`` are added by the ingest
 pipeline, never by a reader. Everything a reader cannot turn into a row goes through the
-:class:`ReadContext` into quarantine, with the file, line, offset and a reason.
+:class:`ReadContext` into quarantine, with the file, line, offset and a reason. The read
+options, per-file counts and quarantine entries are the case layer's types
+(:mod:`analyzer.case.inputs`): the case stores them, and ingest fills them in.
 """
 
 from __future__ import annotations
@@ -12,76 +14,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar, Final, Literal, Protocol
+from typing import ClassVar, Final, Protocol
 
 import polars as pl
 
-from analyzer import defaults
+from analyzer.case.inputs import FileCounts, Issue, ReadOptions
 from analyzer.streams import Content
 
 #: Bytes of decoded content a reader's ``sniff`` gets to look at.
 SNIFF_BYTES: Final = 64 << 10
-
-#: Quarantine entry kinds. ``dropped``: an input record that produced no row. ``kept``: the
-#: record produced a row, but something had to be repaired or cut (the reason says what).
-#: ``file``: a problem with the file as a whole (truncated stream, refused member).
-IssueKind = Literal["dropped", "kept", "file"]
-
-
-@dataclass(frozen=True)
-class ReadOptions:
-    """Knobs shared by all readers.
-
-    Args:
-        year: year for timestamps that carry none (klog/absl ``MMDD``); inferred when ``None``.
-        tz: zone of timestamps written in local time without an offset (IANA name or
-            ``+08:00``); ``UTC`` when ``None``.
-        max_line_bytes: a longer line keeps only this many bytes (and is quarantined as cut).
-        chunk_bytes: how much decoded text a reader handles at once; bounds memory.
-        max_record_lines: a multi-line record (traceback) is split after this many lines.
-        max_record_bytes: ...or after this many bytes.
-    """
-
-    year: int | None = None
-    tz: str | None = None
-    max_line_bytes: int = defaults.MAX_LINE_BYTES
-    chunk_bytes: int = 16 << 20
-    max_record_lines: int = 500
-    max_record_bytes: int = 256 << 10
-
-
-@dataclass
-class FileCounts:
-    """Accounting for one file: ``records == rows + folded + blank + dropped + duplicates``.
-
-    ``records`` are the framing units of the file: lines for line-oriented formats, elements
-    for a JSON array, data rows for a CSV. ``folded`` records were joined into the row of the
-    record before them (traceback lines); ``blank`` records were empty lines between records.
-    """
-
-    records: int = 0
-    rows: int = 0
-    folded: int = 0
-    blank: int = 0
-    dropped: int = 0
-    duplicates: int = 0
-    repaired: int = 0
-
-    def balanced(self) -> bool:
-        """Whether every input record is accounted for."""
-        accounted = self.rows + self.folded + self.blank + self.dropped + self.duplicates
-        return self.records == accounted
-
-
-@dataclass
-class Issue:
-    """One quarantine entry."""
-
-    kind: IssueKind
-    line: int
-    offset: int
-    reason: str
-    raw: bytes | None = None
 
 
 @dataclass
@@ -101,7 +42,8 @@ class ReadContext:
     issues: list[Issue] = field(default_factory=list)
     #: Whether a file-level problem was noted (the file was not read to its end).
     incomplete: bool = False
-    #: Where the year of year-less stamps came from (see ``lines.year_anchor``).
+    #: Where the year of year-less stamps came from (see
+    #: :func:`analyzer.ingest.lines.hints.year_anchor`).
     year_from: str | None = None
 
     def drop(self, line: int, offset: int, reason: str, raw: bytes | None = None) -> None:
@@ -132,7 +74,7 @@ class ReadContext:
 
 
 class Reader(Protocol):
-    """A format reader. Registered in :data:`analyzer.ingest.detect.READERS`."""
+    """A format reader. Registered in :data:`analyzer.ingest.registry.READERS`."""
 
     #: Stable reader family name, e.g. ``cloud_logging``.
     name: ClassVar[str]

@@ -17,11 +17,11 @@ import pytest
 
 from analyzer import api, defaults, handoff
 from analyzer.bundle import BundleLimits
+from analyzer.case.inputs import ReadOptions
 from analyzer.cli import query, replay, serve
 from analyzer.diagnose.run import Settings
 from analyzer.engine import ENGINES
 from analyzer.flows.settings import AnalyzeSettings
-from analyzer.ingest.base import ReadOptions
 from analyzer.signatures.backends import BACKENDS, DEFAULT_BACKEND, backend_named
 from tests.cli.commands import command_tree, parameter, walk
 

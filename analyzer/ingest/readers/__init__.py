@@ -1,0 +1,1 @@
+"""One reader per format; each is registered in :data:`analyzer.ingest.registry.READERS`."""
