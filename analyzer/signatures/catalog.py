@@ -10,6 +10,7 @@ example matches and each counter-example does not.
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 import tomllib
@@ -126,13 +127,21 @@ def parse_file(path: Path, *, display: str | None = None) -> tuple[Entry | None,
     except (OSError, UnicodeDecodeError) as exc:
         return None, [Problem(shown, None, f"cannot read: {exc}")]
     try:
-        data: dict[str, Any] = tomllib.loads(text)
+        return Entry(_signature(text), path, text), []
     except tomllib.TOMLDecodeError as exc:
         return None, [Problem(shown, _toml_line(exc, text), f"not valid TOML: {exc}")]
-    try:
-        return Entry(Signature.model_validate(data), path, text), []
     except ValidationError as exc:
         return None, _validation_problems(shown, text, exc)
+
+
+@functools.lru_cache(maxsize=4096)
+def _signature(text: str) -> Signature:
+    # Keyed by the file's text, not its path or mtime, so an edited file is always parsed
+    # again. Parsing and validating is ~90 % of loading the catalogue, and a process that
+    # analyzes many inputs (accuracy, replay, the dashboard, the tests) loads it every time;
+    # Signature is frozen, so sharing one instance is safe.
+    data: dict[str, Any] = tomllib.loads(text)
+    return Signature.model_validate(data)
 
 
 def _files(folder: Path) -> list[Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,6 +33,19 @@ def test_a_valid_extra_folder_loads_after_the_catalogue(folder: Callable[..., Pa
     assert catalogue.find("test-widget-failed").signature.groups == ("chip",)
     with pytest.raises(SignatureError, match="no signature has code or name"):
         catalogue.find("nothing")
+
+
+def test_a_file_edited_between_loads_is_read_again(folder: Callable[..., Path]) -> None:
+    # Loads are cached by a file's text: an edit that keeps the size and the modification
+    # time (a restored mtime, a coarse clock) must still be seen.
+    extra = folder({"coordination/test-widget-failed.toml": signature_text()})
+    path = extra / "coordination" / "test-widget-failed.toml"
+    before = path.stat()
+    assert load([extra], builtin=False).signatures[0].regex.endswith(r"(?P<chip>\d+)")
+    path.write_text(signature_text(regex=r"widget failed on chip (?P<chip>\w+)"))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_size == before.st_size
+    assert load([extra], builtin=False).signatures[0].regex.endswith(r"(?P<chip>\w+)")
 
 
 def test_every_problem_is_reported_with_file_and_line(folder: Callable[..., Path]) -> None:
