@@ -361,3 +361,19 @@ def test_duckdb_prefilter_cut_into_several_regexes(
     assert "OR regexp_matches" in duckdb_backend._query(catalogue)[0]
     assert _found(catalogue, rows) == [(0, 1, {"n": "1"}), (1, 2, {"n": "2"}), (2, 3, {})]
     duckdb_backend._query.cache_clear()
+
+
+def test_a_regex_polars_refuses_is_named_when_it_meets_a_row(
+    synthetic: Callable[..., CompiledCatalogue],
+) -> None:
+    # Accepted by the dialect and by Python's regex, over the Rust regex size limit: polars
+    # compiles regexes lazily, so the refusal comes when a candidate row reaches it, and it
+    # must name the signature, not surface as a polars error.
+    catalogue = synthetic(
+        _signature(1, r"widget (?P<n>\d+)", ["widget"]),
+        _signature(2, r"gadget (?P<n>\d{1000}){1000}", ["gadget"]),
+    )
+    polars = backend_named("polars")
+    assert polars.match_frame(catalogue, _rows(("text", "widget 7"))).height == 1
+    with pytest.raises(SignatureError, match=r"-002: the regex does not compile in polars"):
+        polars.match_frame(catalogue, _rows(("text", "widget 7"), ("text", "gadget 1")))

@@ -24,7 +24,7 @@ No Python code runs per row.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -52,6 +52,8 @@ class _Signature:
     role: str
     regex: str
     groups: tuple[str, ...]
+    #: The regex as the signature file writes it (for messages).
+    written: str
 
 
 @dataclass(frozen=True)
@@ -82,18 +84,13 @@ def compile_error(pattern: str) -> str | None:
     return None
 
 
-def _check_compiles(catalogue: CompiledCatalogue) -> None:
-    """Raise SignatureError naming the first regex polars rejects. All are compiled in one
-    call first (a fifth of the time of one call each); only a failure looks at each."""
-    try:
-        regexes = [translate(s.regex, "rust") for s in catalogue.signatures]
-        pl.select(pl.lit("").str.contains(r).alias(str(i)) for i, r in enumerate(regexes))
-    except (UnportableRegex, pl.exceptions.PolarsError):
-        for signature in catalogue.signatures:
-            error = compile_error(signature.regex)
-            if error is not None:
-                message = f"{signature.code}: the regex does not compile in polars: {error}"
-                raise SignatureError(message) from None
+def _refuse_first_broken(signatures: Iterable[tuple[str, str]]) -> None:
+    """Raise SignatureError naming the first (code, pattern) whose regex polars rejects."""
+    for code, pattern in signatures:
+        error = compile_error(pattern)
+        if error is not None:
+            message = f"{code}: the regex does not compile in polars: {error}"
+            raise SignatureError(message) from None
 
 
 def _table(rows: list[tuple[str, int]]) -> pl.DataFrame:
@@ -108,11 +105,19 @@ def _plan(catalogue: CompiledCatalogue) -> _Plan:
     exact: list[tuple[str, int]] = []
     folded: list[tuple[str, int]] = []
     sources: list[tuple[int, str]] = []
-    _check_compiles(catalogue)
+    # Regexes are compiled when they first meet a candidate row, not all up front: that was
+    # a third of the start-up of analyzing a small file. One polars refuses is named then
+    # (``_regex_step``); `culprit signatures lint` checks every one in every engine.
     for index, signature in enumerate(catalogue.signatures):
-        regex = translate(signature.regex, "rust")
+        try:
+            regex = translate(signature.regex, "rust")
+        except UnportableRegex:
+            _refuse_first_broken([(signature.code, signature.regex)])
+            raise
         signatures.append(
-            _Signature(index, signature.code, signature.role, regex, signature.groups)
+            _Signature(
+                index, signature.code, signature.role, regex, signature.groups, signature.regex
+            )
         )
         if signature.case_insensitive:
             folded += [(ascii_lower(anchor), index) for anchor in signature.anchors]
@@ -232,22 +237,32 @@ def captures_expr(groups: Sequence[str], regex: str) -> pl.Expr:
     return pl.concat_str(pl.lit("{"), body, pl.lit("}"))
 
 
+def _query(signature: _Signature, part: pl.DataFrame) -> pl.LazyFrame:
+    return (
+        part.lazy()
+        .filter(pl.col("message").str.contains(signature.regex))
+        .select(
+            pl.col("text"),
+            pl.lit(signature.code).alias("signature"),
+            pl.lit(signature.role).alias("role"),
+            captures_expr(signature.groups, signature.regex).alias("captures"),
+        )
+    )
+
+
 def _regex_step(plan: _Plan, candidates: pl.DataFrame) -> pl.DataFrame:
     """(text, signature, role, captures) of every candidate pair whose regex matches."""
-    queries = []
-    for (index,), part in candidates.partition_by("sig", as_dict=True).items():
-        signature = plan.signatures[int(index)]
-        queries.append(
-            part.lazy()
-            .filter(pl.col("message").str.contains(signature.regex))
-            .select(
-                pl.col("text"),
-                pl.lit(signature.code).alias("signature"),
-                pl.lit(signature.role).alias("role"),
-                captures_expr(signature.groups, signature.regex).alias("captures"),
-            )
-        )
-    return pl.concat(pl.collect_all(queries))
+    try:
+        queries = [
+            _query(plan.signatures[int(index)], part)
+            for (index,), part in candidates.partition_by("sig", as_dict=True).items()
+        ]
+        return pl.concat(pl.collect_all(queries))
+    except pl.exceptions.PolarsError:
+        # Some expressions compile their regex when built, others when collected.
+        indices = candidates.get_column("sig").unique().sort().to_list()
+        _refuse_first_broken((plan.signatures[i].code, plan.signatures[i].written) for i in indices)
+        raise
 
 
 def match_lazy(catalogue: CompiledCatalogue, rows: pl.LazyFrame) -> pl.DataFrame:
