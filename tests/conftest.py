@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +24,12 @@ EXAMPLE = REPO / "examples" / "tpu-heartbeat"
 LOGHUB = REPO.parent / "shared" / "data" / "loghub"
 #: Screenshots of the browser tests (kept after the run; ignored by git).
 ARTIFACTS = TESTS / "artifacts"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Parsed signature files are cached on disk (analyzer.signatures.parsed); the suite keeps
+    # its own cache instead of the user's, for every process it starts too.
+    os.environ["CULPRIT_CACHE_DIR"] = tempfile.mkdtemp(prefix="culprit-test-cache-")
 
 
 @pytest.fixture

@@ -17,12 +17,13 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from pydantic import ValidationError
 
 from analyzer.errors import SignatureError
 from analyzer.signatures.model import FAMILIES, Signature
+from analyzer.signatures.parsed import ParsedFiles, cache_dir, digest
 
 #: The packaged catalogue and knowledge pages: beside the ``analyzer`` package in a source
 #: checkout (or an editable install), under ``<prefix>/share/culprit`` in a wheel install.
@@ -134,14 +135,24 @@ def parse_file(path: Path, *, display: str | None = None) -> tuple[Entry | None,
         return None, _validation_problems(shown, text, exc)
 
 
-@functools.lru_cache(maxsize=4096)
+#: Validated signatures by the digest of their file's text. A process that analyzes many
+#: inputs (accuracy, replay, the dashboard, the tests) loads the catalogue every time;
+#: Signature is frozen, so sharing one instance is safe.
+_VALIDATED: dict[str, Signature] = {}
+
+
+@functools.cache
+def _parsed_files(folder: Path | None) -> ParsedFiles:
+    return ParsedFiles(folder)
+
+
 def _signature(text: str) -> Signature:
-    # Keyed by the file's text, not its path or mtime, so an edited file is always parsed
-    # again. Parsing and validating is ~90 % of loading the catalogue, and a process that
-    # analyzes many inputs (accuracy, replay, the dashboard, the tests) loads it every time;
-    # Signature is frozen, so sharing one instance is safe.
-    data: dict[str, Any] = tomllib.loads(text)
-    return Signature.model_validate(data)
+    table = _parsed_files(cache_dir()).table(text)
+    key = digest(text)
+    found = _VALIDATED.get(key)
+    if found is None:
+        found = _VALIDATED[key] = Signature.model_validate(table)
+    return found
 
 
 def _files(folder: Path) -> list[Path]:
@@ -188,6 +199,7 @@ def collect(folders: Sequence[Path]) -> tuple[list[Entry], list[Problem]]:
                 problems.append(Problem(shown, entry.line_of("name"), message))
             entries.append(entry)
     problems += _duplicates(entries)
+    _parsed_files(cache_dir()).save()
     return entries, problems
 
 
