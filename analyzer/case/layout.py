@@ -9,6 +9,9 @@ CASE/
   hosts.parquet        every alias of every host, with the row that proved it
   rows/part-*.parquet  canonical rows, zstd, ~128k-row groups
   matches.parquet      signature matches (``culprit match``; absent until then)
+  templates.parquet    log templates: id, text, rows, hosts, first row (``culprit match``)
+  template_hosts.parquet  rows per template x host x time bucket
+  template_rows.parquet   the template id of every row
 ```
 """
 
@@ -31,6 +34,12 @@ ROWS_DIR: Final = "rows"
 #: Written by ``culprit match``: one row per (row, signature) match, and the matched rows'
 #: context through the ``matches`` query view.
 MATCHES_FILE: Final = "matches.parquet"
+#: Written with the matches: one row per log template (analyzer.signatures.templates).
+TEMPLATES_FILE: Final = "templates.parquet"
+#: Rows per template x host x time bucket, with the first and last row of each cell.
+TEMPLATE_HOSTS_FILE: Final = "template_hosts.parquet"
+#: The template id of every row, with its time and host (row_id, template_id, ts, host).
+TEMPLATE_ROWS_FILE: Final = "template_rows.parquet"
 
 # A shard's output (``culprit ingest --shard``/``culprit match --shard``): ``part.json`` says
 # what it is; an ingest part also holds files, quarantine and rows like a case, plus the

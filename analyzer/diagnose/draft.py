@@ -11,6 +11,7 @@ import polars as pl
 from analyzer.diagnose.attempts import Attempt
 from analyzer.diagnose.evidence import CaseData
 from analyzer.diagnose.findings import Confidence, CulpritKind, SubjectKind
+from analyzer.diagnose.outliers import Outlier
 from analyzer.hosts import HostMap
 
 
@@ -51,6 +52,18 @@ class CulpritDraft:
 
 
 @dataclass
+class PhaseDraft:
+    """The training phase an attempt failed in, with row ids for citations."""
+
+    phase: str
+    step: int | None
+    text: str
+    row_ids: list[int]
+    #: (host, step, row id) of each host's last step line.
+    last_steps: list[tuple[str | None, int, int]] = field(default_factory=list)
+
+
+@dataclass
 class VerdictDraft:
     """A verdict whose citations are still row ids (the caller quotes them)."""
 
@@ -68,6 +81,9 @@ class VerdictDraft:
     next_steps: list[str]
     lead_ids: list[int]
     timeline_ids: list[int] = field(default_factory=list)
+    lead_rule: str | None = None
+    outliers: list[Outlier] = field(default_factory=list)
+    phase: PhaseDraft | None = None
 
 
 def when(value: object) -> str:
@@ -90,6 +106,12 @@ class Context:
     tolerance_ns: int
     #: Time in ns of the attempt's first workload row with a host (None when there is none).
     workload_start: int | None = None
+    #: One row per template x host of the attempt (analyzer.diagnose.patterns).
+    templates: pl.DataFrame | None = None
+    #: The attempt's hosts ranked by how their templates differ from their peers'.
+    outliers: list[Outlier] = field(default_factory=list)
+    #: Template texts of a healthy baseline run (never leads).
+    known_templates: frozenset[str] = frozenset()
 
     @property
     def host_map(self) -> HostMap:

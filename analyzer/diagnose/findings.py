@@ -131,8 +131,51 @@ class Verdict(_Model):
     evidence: list[EvidenceRow]
     #: Each host's first signature rows around the first error, in time order.
     timeline: list[EvidenceRow]
-    #: Most frequent error lines when no known signature explains the attempt.
+    #: The rows to read first when no known signature explains the attempt: the earliest
+    #: rare error-level lines, from the most outlying host first (``lead_rule``).
     leads: list[EvidenceRow]
+    #: The rule that ranked the leads (None when there are none).
+    lead_rule: str | None = None
+    #: Hosts whose templates differ most from their peers', best first (at most 5).
+    outliers: list[Outlier] = []
+    #: The training phase the attempt failed in, and the last step of each host.
+    phase: Phase | None = None
+
+
+class Outlier(_Model):
+    """A host whose templates differ from its peers' (rule ``spatial-outlier``, inferred):
+    its rank and score in the attempt, why, and the rows that show it."""
+
+    host: str
+    rank: int
+    score: float
+    reasons: list[str]
+    citations: list[Citation]
+    rule: str = "spatial-outlier"
+    basis: Basis = "inferred"
+
+
+class HostStep(_Model):
+    """The last training step a host logged in the attempt, and the row that says so."""
+
+    host: str | None
+    step: int
+    citation: Citation
+
+
+class Phase(_Model):
+    """Where in training the attempt failed (rule ``training-phase``, inferred): launch,
+    init, compile, data, step, checkpoint or teardown, from the progress lines before the
+    failure."""
+
+    phase: str
+    #: The last step any host completed (None when no step line was logged).
+    step: int | None
+    text: str
+    citations: list[Citation]
+    last_steps: list[HostStep]
+    rule: str = "training-phase"
+    basis: Basis = "inferred"
 
 
 class BundleFile(_Model):

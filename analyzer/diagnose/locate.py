@@ -10,6 +10,7 @@ and the record's first line stays in the citation as context.
 from __future__ import annotations
 
 import json
+import re
 
 from analyzer.ingest.registry import LINE_READERS
 from analyzer.signatures.backends.python import match_start
@@ -46,3 +47,27 @@ def cited_line(
     if start is None:
         return line
     return line + message.count("\n", 0, start)
+
+
+#: The line of a Python traceback that states the exception (``pkg.module.SomeError: …``).
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Fault)\b")
+#: A line that states an error in other words.
+_ERROR_WORDS = re.compile(
+    r"(?i)\b(?:error|fatal|fail|failed|failure|exception|panic|abort|aborted|killed)\b"
+)
+
+
+def lead_line(line: int, reader: str | None, extra: str | None, message: str) -> int:
+    """The physical line of a folded record that states its error, for a lead (no signature
+    says where): a traceback's exception line (the last one: the one that ended it), else the
+    first line after the first with an error word; the row's own line otherwise."""
+    if "\n" not in message or not line_mapped(reader, extra, message):
+        return line
+    lines = message.split("\n")
+    exceptions = [i for i, text in enumerate(lines) if _EXCEPTION_LINE.match(text.strip())]
+    if exceptions:
+        return line + exceptions[-1]
+    if _ERROR_WORDS.search(lines[0]):
+        return line
+    worded = [i for i, text in enumerate(lines) if _ERROR_WORDS.search(text)]
+    return line + worded[0] if worded else line

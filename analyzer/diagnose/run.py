@@ -14,7 +14,7 @@ import polars as pl
 from analyzer import __version__, defaults
 from analyzer.case.store import Case
 from analyzer.diagnose import attempts as attempts_mod
-from analyzer.diagnose.draft import Claim, Context, VerdictDraft, workload_rows
+from analyzer.diagnose.draft import Claim, Context, PhaseDraft, VerdictDraft, workload_rows
 from analyzer.diagnose.evidence import CaseData, load
 from analyzer.diagnose.findings import (
     BundleFile,
@@ -25,11 +25,17 @@ from analyzer.diagnose.findings import (
     EvidenceRow,
     Findings,
     FirstError,
+    HostStep,
     NamedSubject,
+    Phase,
     Statement,
     Verdict,
 )
-from analyzer.diagnose.locate import cited_line
+from analyzer.diagnose.findings import Outlier as OutlierFinding
+from analyzer.diagnose.locate import cited_line, lead_line
+from analyzer.diagnose.outliers import TOP as TOP_OUTLIERS
+from analyzer.diagnose.outliers import Outlier, rank_hosts
+from analyzer.diagnose.patterns import load_patterns
 from analyzer.diagnose.verdict import decide
 from analyzer.signatures.catalog import Catalogue
 from analyzer.signatures.matching import catalogue_digest
@@ -54,22 +60,28 @@ def diagnose(
     *,
     redact: Redactor | None = None,
     attempts: list[attempts_mod.Attempt] | None = None,
+    baseline: frozenset[str] = frozenset(),
 ) -> Findings:
     """The findings of a matched case (``matches.parquet`` made with ``catalogue``).
 
-    ``attempts`` replaces the attempt split (a handoff's few rows no longer show the silences
-    and pod generations the full case did; its recorded attempts do).
+    ``baseline`` holds the template texts of a healthy run of the same job: none of them is
+    ever a lead. ``attempts`` replaces the attempt split (a handoff's few rows no longer show
+    the silences and pod generations the full case did; its recorded attempts do).
     """
     settings = settings or Settings()
     data = load(case, catalogue)
+    patterns = load_patterns(case)
     activity = data.activity()
     if attempts is None:
         attempts = attempts_mod.split(activity, silence_s=settings.silence_s)
     evidence = attempts_mod.assign_labelled(data.evidence.lazy(), attempts).collect()
     last_seen, started = _workload_span(activity, attempts)
     tolerance = int(settings.skew_s * 1e9)
-    drafts = [
-        decide(
+    drafts = []
+    for attempt in attempts:
+        table = patterns.within(attempt.start, attempt.end)
+        outliers = rank_hosts(table, tolerance)
+        draft = decide(
             Context(
                 data=data,
                 attempt=attempt,
@@ -77,10 +89,13 @@ def diagnose(
                 last_seen=last_seen.get(attempt.index, {}),
                 workload_start=started.get(attempt.index),
                 tolerance_ns=tolerance,
+                templates=table,
+                outliers=outliers,
+                known_templates=baseline,
             )
         )
-        for attempt in attempts
-    ]
+        draft.outliers = outliers
+        drafts.append(draft)
     daemon = _daemon_activity(data)
     extra = daemon["last_row"].to_list()
     quote = _redaction(redact, drafts)
@@ -156,6 +171,11 @@ def _cited_ids(drafts: list[VerdictDraft]) -> set[int]:
         ids.update(draft.culprit.row_ids)
         ids.update(draft.lead_ids)
         ids.update(draft.timeline_ids)
+        for outlier in draft.outliers[:TOP_OUTLIERS]:
+            ids.update(outlier.row_ids)
+        if draft.phase is not None:
+            ids.update(draft.phase.row_ids)
+            ids.update(row_id for _, _, row_id in draft.phase.last_steps)
         if draft.first_error is not None:
             ids.add(int(str(draft.first_error["row_id"])))
     return ids
@@ -173,6 +193,7 @@ def _quote(
     ids = sorted(_cited_ids(drafts) | set(extra))
     if not ids:
         return {}
+    leads = {i for draft in drafts for i in draft.lead_ids}
     rows = (
         data.rows()
         .select(
@@ -200,13 +221,17 @@ def _quote(
     quoted = {}
     for row in rows.iter_rows(named=True):
         first_line = int(row["line"])
-        line = cited_line(
-            first_line,
-            row["reader"],
-            row["extra"],
-            str(row["message"]),
-            by_code.get(str(row["signature"])) if row["signature"] else None,
-        )
+        if row["signature"] is None and int(row["row_id"]) in leads:
+            # A lead has no signature to say which line of a folded record states the error.
+            line = lead_line(first_line, row["reader"], row["extra"], str(row["message"]))
+        else:
+            line = cited_line(
+                first_line,
+                row["reader"],
+                row["extra"],
+                str(row["message"]),
+                by_code.get(str(row["signature"])) if row["signature"] else None,
+            )
         citation = Citation(
             path=str(row["path"]),
             line=line,
@@ -321,6 +346,35 @@ def _verdict(
         evidence=[quoted[i] for i in cited if i in quoted and i not in draft.lead_ids],
         timeline=[quoted[i] for i in draft.timeline_ids if i in quoted],
         leads=[quoted[i] for i in draft.lead_ids if i in quoted],
+        lead_rule=draft.lead_rule,
+        outliers=[_outlier(o, quoted, redact) for o in draft.outliers[:TOP_OUTLIERS]],
+        phase=None if draft.phase is None else _phase(draft.phase, quoted),
+    )
+
+
+def _phase(phase: PhaseDraft, quoted: dict[int, EvidenceRow]) -> Phase:
+    return Phase(
+        phase=phase.phase,
+        step=phase.step,
+        text=phase.text,
+        citations=_citations(phase.row_ids, quoted),
+        last_steps=[
+            HostStep(host=host, step=step, citation=quoted[row_id].citation)
+            for host, step, row_id in phase.last_steps
+            if row_id in quoted
+        ],
+    )
+
+
+def _outlier(
+    outlier: Outlier, quoted: dict[int, EvidenceRow], redact: Callable[[str], str]
+) -> OutlierFinding:
+    return OutlierFinding(
+        host=outlier.host,
+        rank=outlier.rank,
+        score=outlier.score,
+        reasons=[redact(text) for text in outlier.reasons],
+        citations=_citations(outlier.row_ids, quoted),
     )
 
 

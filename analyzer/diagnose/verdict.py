@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from analyzer.diagnose import first_error, relevance, skew
+from analyzer.diagnose import leads as leads_mod
 from analyzer.diagnose.culprit import blame, unexplained
 from analyzer.diagnose.draft import (
     MAX_CITED,
@@ -62,6 +63,7 @@ def decide(context: Context) -> VerdictDraft:
     culprit, conflicts = blamed.culprit, blamed.conflicts
     negative = blamed.negative + relevance.notes(context, aside)
     claims += blamed.claims
+    claims += _corroborated(context, culprit)
     claims += _aftermath(context, row)
     confidence, reason = _confidence(row, role, culprit, conflicts)
     steps = list(knowledge.next_steps)
@@ -258,24 +260,64 @@ def _collect_next(culprit: CulpritDraft) -> list[str]:
     ]
 
 
+def _corroborated(context: Context, culprit: CulpritDraft) -> list[Claim]:
+    """A statement when the blamed host is also the attempt's top spatial outlier (the two
+    rules agree; the verdict's confidence does not change)."""
+    if culprit.host is None or not context.outliers or context.outliers[0].host != culprit.host:
+        return []
+    top = context.outliers[0]
+    return [
+        Claim(
+            f"{top.host} is also the host whose logs differ most from its peers' "
+            f"(score {top.score:g}): " + " ".join(top.reasons[:2]),
+            "inferred",
+            "spatial-outlier",
+            top.row_ids[:MAX_CITED],
+        )
+    ]
+
+
 def _undetermined(context: Context, set_aside: list[str]) -> VerdictDraft:
-    """No known signature: say so, list the most frequent error lines as leads, and name the
-    subject that informational rows say failed, if they name one (the cause stays unknown)."""
+    """No known signature: say so, list the leads (:mod:`analyzer.diagnose.leads`), and name
+    the subject that informational rows say failed, or else the most outlying host (the
+    cause stays unknown, the confidence LOW)."""
     leads = _leads(context)
     claims = [
         Claim(
             f"No known signature matched a root-cause or consequence line in attempt "
-            f"{context.attempt.index}; the most frequent error lines are listed as leads.",
+            f"{context.attempt.index}.",
             "observed",
             None,
-            leads,
+            [],
         )
     ]
+    if leads:
+        claims.append(
+            Claim(
+                f"{len(leads)} lead(s), ranked by evidence rather than frequency: the error lines "
+                "that set the most outlying host apart first (rare, or logged before every "
+                "other host), then other rare error lines, earliest first"
+                + (
+                    ", leaving out every template the baseline run also logged"
+                    if context.known_templates
+                    else ""
+                )
+                + ".",
+                "inferred",
+                leads_mod.RULE,
+                leads,
+            )
+        )
     named = unexplained(context)
     culprit = CulpritDraft("undetermined", "not determined", None, [])
     if named is not None:
         culprit = named[0]
         claims += named[1]
+    else:
+        suspect = _outlier_culprit(context)
+        if suspect is not None:
+            culprit, claim = suspect
+            claims.append(claim)
     return VerdictDraft(
         attempt=context.attempt,
         failure_mode="undetermined",
@@ -287,7 +329,12 @@ def _undetermined(context: Context, set_aside: list[str]) -> VerdictDraft:
             + (
                 "cause is named; the culprit is only who the rows say failed."
                 if named is not None
-                else "cause, host or rank is named."
+                else (
+                    "cause is named; the host is only the one whose logs differ most from its "
+                    "peers' (inferred)."
+                    if culprit.host is not None
+                    else "cause, host or rank is named."
+                )
             )
         ),
         first_error=None,
@@ -300,36 +347,36 @@ def _undetermined(context: Context, set_aside: list[str]) -> VerdictDraft:
         ],
         next_steps=_collect_next(CulpritDraft("undetermined", "not determined")),
         lead_ids=leads,
+        lead_rule=leads_mod.RULE if leads else None,
     )
 
 
-#: Severities that make a row a lead when nothing is known.
-_LEAD_SEVERITIES = ("ERROR", "CRITICAL", "ALERT", "EMERGENCY")
-#: Words that make a row a lead whatever its severity (plain text logs often have none).
-_LEAD_WORDS = r"(?i)\b(?:error|errors|fatal|fail|failed|failure|exception|panic|critical|abort)\b"
-
-
-def _leads(context: Context, top: int = 5) -> list[int]:
-    """The first row of each of the most frequent error-line shapes (numbers folded)."""
-    rows = context.data.rows().select("row_id", "ts", pl.col("severity").cast(pl.String), "message")
-    if context.attempt.start is not None and context.attempt.end is not None:
-        rows = rows.filter(
-            pl.col("ts").dt.epoch("ns").is_between(context.attempt.start, context.attempt.end)
-        )
-    shapes = (
-        rows.filter(
-            pl.col("severity").is_in(_LEAD_SEVERITIES) | pl.col("message").str.contains(_LEAD_WORDS)
-        )
-        .with_columns(
-            pl.col("message")
-            .str.slice(0, 200)
-            .str.replace_all(r"0x[0-9a-fA-F]+|\d+", "#")
-            .alias("shape")
-        )
-        .group_by("shape")
-        .agg(pl.len().alias("count"), pl.col("row_id").min().alias("first"))
-        .sort(["count", "first"], descending=[True, False])
-        .head(top)
-        .collect()
+def _leads(context: Context) -> list[int]:
+    if context.templates is None:
+        return []
+    return leads_mod.rank_leads(
+        context.templates,
+        context.outliers,
+        context.known_templates,
+        margin_ns=context.tolerance_ns,
     )
-    return shapes["first"].to_list()
+
+
+def _outlier_culprit(context: Context) -> tuple[CulpritDraft, Claim] | None:
+    """The top spatial outlier as the culprit when it stands clear of the runner-up."""
+    if not context.outliers:
+        return None
+    top = context.outliers[0]
+    runner_up = context.outliers[1].score if len(context.outliers) > 1 else 0.0
+    if top.score <= runner_up:
+        return None
+    support = f"spatial outlier, score {top.score:g} (next {runner_up:g})"
+    ids = top.row_ids[:MAX_CITED]
+    claim = Claim(
+        f"{top.host}'s logs differ most from its peers' in attempt {context.attempt.index} "
+        f"(score {top.score:g}, next {runner_up:g}): " + " ".join(top.reasons[:3]),
+        "inferred",
+        "spatial-outlier",
+        ids,
+    )
+    return CulpritDraft("host", f"host {top.host}", top.host, ids, support), claim

@@ -42,6 +42,15 @@ def is_case(path: Path) -> bool:
     return path.is_dir() and meta_path(path).is_file()
 
 
+def _baseline(settings: AnalyzeSettings) -> frozenset[str]:
+    """The template texts of the baseline case of ``settings`` (none without one)."""
+    if settings.baseline is None:
+        return frozenset()
+    from analyzer.flows.diff import baseline_templates
+
+    return baseline_templates(settings.baseline)
+
+
 def needs_matching(case: Case, catalogue: Catalogue) -> bool:
     """True unless the case's matches were made with this very catalogue over these rows."""
     path = case.path / MATCHES_FILE
@@ -98,7 +107,7 @@ def analyze(
             raise UsageError("a handoff needs -o DIR (it is unpacked and re-diagnosed there)")
         return analyze_handoff(handoff, Path(out), settings)
     ingested = False
-    catalogue = load_catalogue(list(settings.signatures))
+    catalogue = load_catalogue(list(settings.signatures), builtin=settings.builtin_signatures)
     with runner.session():
         if first is not None and is_case(first):
             case_dir = first
@@ -131,6 +140,7 @@ def analyze(
         catalogue,
         Settings(skew_s=settings.skew_s, silence_s=settings.silence_s),
         redact=quote,
+        baseline=_baseline(settings),
     )
     try:
         report_dir.mkdir(parents=True, exist_ok=True)
@@ -195,7 +205,7 @@ def _diagnosed(
     from analyzer.diagnose.run import Settings, diagnose
 
     opened = load_case(case)
-    catalogue = load_catalogue(list(settings.signatures))
+    catalogue = load_catalogue(list(settings.signatures), builtin=settings.builtin_signatures)
     if needs_matching(opened, catalogue):
         raise CaseError(
             "the case is not matched with this catalogue; run `culprit match`", path=str(case)
@@ -206,6 +216,7 @@ def _diagnosed(
         catalogue,
         Settings(skew_s=settings.skew_s, silence_s=settings.silence_s),
         redact=quote,
+        baseline=_baseline(settings),
     )
     return opened, catalogue, findings, quote
 

@@ -19,6 +19,10 @@ class AnalyzeSettings(BaseModel):
 
     Args:
         signatures: extra signature folders (``<family>/<name>.toml``).
+        builtin_signatures: use the packaged catalogue (false: only ``signatures``; every
+            verdict then rests on the template rules: leads, outliers, phase).
+        baseline: a case (or analysis output holding ``case/``) of a healthy run of the
+            same job: templates it logged are never leads.
         backend: matching engine: ``polars``, ``duckdb`` or ``python`` (same matches).
         redact: replace secrets in every quoted message (citations never change).
         template: the report layout (:data:`analyzer.report.registry.TEMPLATES`).
@@ -39,6 +43,8 @@ class AnalyzeSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     signatures: tuple[Path, ...] = ()
+    builtin_signatures: bool = True
+    baseline: Path | None = None
     backend: str = defaults.BACKEND
     redact: bool = True
     template: str = defaults.TEMPLATE

@@ -28,6 +28,7 @@ from analyzer.errors import CaseError
 from analyzer.signatures.backends import Backend
 from analyzer.signatures.catalog import Catalogue
 from analyzer.signatures.compile import compile_catalogue, empty_matches
+from analyzer.signatures.templates import write_templates
 
 MATCHES_FORMAT: Final = "culprit-matches/1"
 #: The key of the Parquet key-value metadata that describes a matches file.
@@ -78,7 +79,12 @@ def match_case(case: Case, catalogue: Catalogue, backend: Backend) -> MatchResul
         SignatureError: a regex does not compile in the backend's engine.
         CaseError: the matches file cannot be written.
     """
-    return match_files(case, row_files(case), catalogue, backend, case.path / MATCHES_FILE)
+    files = row_files(case)
+    result = match_files(case, files, catalogue, backend, case.path / MATCHES_FILE)
+    # The templates are made in the same step, over the same row files, while they are warm
+    # in the page cache (the spatial, temporal and cross-run rules read them).
+    write_templates(files, case.path)
+    return result
 
 
 def match_files(

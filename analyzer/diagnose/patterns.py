@@ -1,0 +1,72 @@
+"""The case's log templates as the spatial, temporal and lead rules read them: one row per
+template × host of one attempt (:mod:`analyzer.signatures.templates` wrote the tables with the
+matches; a case matched before templates existed, or by shards, gets them made here)."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from analyzer.case.layout import TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE, TEMPLATES_FILE
+from analyzer.case.store import Case
+from analyzer.errors import CaseError
+from analyzer.signatures.matching import row_files
+from analyzer.signatures.templates import templates_current, write_templates
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """``templates``: template_id, template, rows, hosts, first_row, first_ts, error;
+    ``cells``: template_id, host, bucket, rows, first_row, last_row, first_ts, last_ts;
+    ``rows``: the template of every row (row_id, template_id, ts, host), scanned lazily."""
+
+    templates: pl.DataFrame
+    cells: pl.DataFrame
+    rows: pl.LazyFrame
+
+    def within(self, start: int | None, end: int | None) -> pl.DataFrame:
+        """One row per template × host of the rows in [start, end] (ns; every row when the
+        attempt has no time): rows, first/last row and time, the template's text and its
+        error flag."""
+        rows = self.rows
+        if start is not None and end is not None:
+            rows = rows.filter(pl.col("ts").dt.epoch("ns").is_between(start, end))
+        per_host = (
+            rows.group_by("template_id", "host")
+            .agg(
+                pl.len().cast(pl.Int64).alias("rows"),
+                pl.col("row_id").min().alias("first_row"),
+                pl.col("row_id").max().alias("last_row"),
+                pl.col("ts").min().alias("first_ts"),
+                pl.col("ts").max().alias("last_ts"),
+            )
+            .collect()
+        )
+        return per_host.join(
+            self.templates.select("template_id", "template", "error"), on="template_id"
+        ).sort("first_row")
+
+
+def load_patterns(case: Case) -> Patterns:
+    """The template tables of ``case``, made now when missing or stale (kept in memory only
+    when the case directory cannot be written)."""
+    if not templates_current(case):
+        try:
+            write_templates(row_files(case), case.path)
+        except CaseError:
+            with tempfile.TemporaryDirectory() as scratch:
+                write_templates(row_files(case), Path(scratch))
+                return _read(Path(scratch), in_memory=True)
+    return _read(case.path)
+
+
+def _read(directory: Path, *, in_memory: bool = False) -> Patterns:
+    rows = pl.scan_parquet(directory / TEMPLATE_ROWS_FILE)
+    return Patterns(
+        pl.read_parquet(directory / TEMPLATES_FILE),
+        pl.read_parquet(directory / TEMPLATE_HOSTS_FILE),
+        rows.collect().lazy() if in_memory else rows,
+    )

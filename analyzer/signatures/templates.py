@@ -1,0 +1,251 @@
+"""Log templates: every row's message reduced to its constant part, in polars.
+
+A message is cut to its first line (a traceback: its first and last line) and its first
+:data:`TEMPLATE_CHARS` characters, and every variable token is replaced by ``<*>`` with one regex pass (:data:`VARIABLE`): UUIDs, IPv4 addresses (with a
+port), hex numbers, paths of two or more components, and any token that holds a digit
+(numbers, ranks, host names such as ``gke-tpu-7``, ``rank3``, hashes). Dotted names without
+a digit stay: they are module and exception names (``jaxlib.xla_extension.XlaRuntimeError``)
+far more often than host names. Whitespace runs fold to one
+space. The template id is a hash of the template text, so the same template has the same id
+in every case written by the same tool (a cross-run diff compares the text as well).
+
+Masking was measured against a Drain-style parser on loghub samples (``benchmarks/RESULTS.md``,
+"Log templates"): the regex pass runs inside polars over whole columns, needs no per-row
+Python, and gives the same template for the same line whatever came before it (Drain's tree
+depends on the order lines arrive in), which a cross-run diff needs.
+
+``culprit match`` writes, beside ``matches.parquet``:
+
+* ``templates.parquet``: one row per template: id, text, rows, hosts, first row, first time,
+  whether any of its rows is error-level (:func:`error_level`);
+* ``template_hosts.parquet``: rows per template × host × time bucket (:data:`BUCKET_S`),
+  with the first and last row and time of each cell: the small table the spatial and
+  cross-run rules read;
+* ``template_rows.parquet``: the template id of every row, with its time and host (row_id,
+  template_id, ts, host): what the rules of one restart attempt group.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Final
+
+import polars as pl
+
+from analyzer.case.layout import TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE, TEMPLATES_FILE
+from analyzer.case.store import Case
+from analyzer.errors import CaseError
+
+#: Characters of a message that make its template (a folded traceback's first lines).
+TEMPLATE_CHARS: Final = 240
+#: Width of the time buckets of ``template_hosts.parquet``, in seconds.
+BUCKET_S: Final = 60
+#: The key of the Parquet metadata that says how a templates file was made.
+META_KEY: Final = "culprit.templates"
+TEMPLATES_FORMAT: Final = "culprit-templates/1"
+#: The placeholder of every masked token.
+PLACEHOLDER: Final = "<*>"
+
+#: One pass over the message: every alternative is a variable token.
+VARIABLE: Final = "(?-u)" + "|".join(
+    [
+        r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+        r"(?:[A-Za-z]:)?(?:[/\\][A-Za-z0-9_.@%+=,~-]+){2,}[/\\]?",
+        # Numbers, hex, addresses with their port, ranks, host-7, rank3, hashes: any token
+        # with a digit (ASCII classes: a third faster than Unicode ones in polars' regex).
+        r"[A-Za-z0-9_.:+-]*[0-9][A-Za-z0-9_.:+-]*",
+    ]
+)
+#: Severities that make a row error-level.
+ERROR_SEVERITIES: Final = ("ERROR", "CRITICAL", "ALERT", "EMERGENCY")
+#: Words that make a row error-level whatever its severity (plain text logs often have none).
+ERROR_WORDS: Final = (
+    r"(?i)\b(?:error|errors|fatal|fail|failed|failing|failure|exception|panic|critical"
+    r"|abort|aborted|aborting|killed|oom|exhausted|timeout|timed out|refused|unable|cannot"
+    r"|denied|invalid|crash|crashed|segfault|terminated)\b|^[EF]\d{4} "
+)
+
+
+def template_expr(message: pl.Expr) -> pl.Expr:
+    """The template of ``message`` (a string expression): of its first line only (what a
+    reader folded under a line varies from host to host), and for a Python traceback, whose
+    first line is always the same header, of its last line too (the exception)."""
+    head = message.str.slice(0, TEMPLATE_CHARS).str.extract(r"^([^\n]*)", 1)
+    tail = (
+        pl.when(message.str.starts_with("Traceback"))
+        .then(message.str.extract(r"([^\n]+)\n*$", 1).str.slice(0, TEMPLATE_CHARS))
+        .otherwise(None)
+    )
+    return (
+        pl.concat_str([head, tail], separator=" ... ", ignore_nulls=True)
+        .str.replace_all(VARIABLE, PLACEHOLDER)
+        .str.replace_all(r"\s+", " ")
+        .str.strip_chars()
+    )
+
+
+def template_id(template: pl.Expr) -> pl.Expr:
+    """A stable 64-bit id of a template text."""
+    return template.hash(seed=26)
+
+
+def error_level(severity: pl.Expr, message: pl.Expr) -> pl.Expr:
+    """Whether a row states an error: its severity, or an error word in its first line."""
+    first_line = message.str.slice(0, TEMPLATE_CHARS).str.split("\n").list.first()
+    return severity.cast(pl.String).is_in(ERROR_SEVERITIES) | first_line.str.contains(ERROR_WORDS)
+
+
+def templated(rows: pl.LazyFrame) -> pl.LazyFrame:
+    """``rows`` (row_id, ts, host, severity, message) with template_id, template, error."""
+    return rows.with_columns(template_expr(pl.col("message")).alias("template")).with_columns(
+        template_id(pl.col("template")).alias("template_id"),
+        error_level(pl.col("severity"), pl.col("message")).alias("error"),
+    )
+
+
+def _cells(rows: pl.LazyFrame) -> pl.LazyFrame:
+    """Rows per template × host × bucket, with first/last row and time, from templated rows."""
+    return (
+        rows.with_columns(
+            pl.col("host").cast(pl.String),
+            pl.col("ts").dt.truncate(f"{BUCKET_S}s").alias("bucket"),
+        )
+        .group_by("template_id", "host", "bucket")
+        .agg(
+            pl.len().cast(pl.Int64).alias("rows"),
+            pl.col("row_id").min().alias("first_row"),
+            pl.col("row_id").max().alias("last_row"),
+            pl.col("ts").min().alias("first_ts"),
+            pl.col("ts").max().alias("last_ts"),
+        )
+    )
+
+
+def write_templates(files: list[Path], directory: Path) -> int:
+    """Template every row of ``files`` (row files of a case) and write the three tables into
+    ``directory`` (the case's); returns the number of templates.
+
+    Raises:
+        CaseError: a table cannot be written.
+    """
+    columns = ("row_id", "ts", "host", "severity", "message")
+    per_row: list[pl.DataFrame] = []
+    cells: list[pl.DataFrame] = []
+    texts: list[pl.DataFrame] = []
+    for file in files:
+        # One row file at a time: memory stays bounded by a file's rows, not the case's.
+        rows = templated(pl.scan_parquet(file).select(columns)).collect()
+        per_row.append(rows.select("row_id", "template_id", "ts", pl.col("host").cast(pl.String)))
+        cells.append(_cells(rows.lazy()).collect())
+        texts.append(
+            rows.group_by("template_id").agg(
+                pl.col("template").first(),
+                pl.col("error").any(),
+                pl.col("row_id").min().alias("first_row"),
+            )
+        )
+    if not files:
+        per_row.append(
+            pl.DataFrame(
+                schema={
+                    "row_id": pl.Int64,
+                    "template_id": pl.UInt64,
+                    "ts": pl.Datetime("ns", "UTC"),
+                    "host": pl.String,
+                }
+            )
+        )
+    table_cells = (
+        pl.concat(cells)
+        .group_by("template_id", "host", "bucket")
+        .agg(
+            pl.col("rows").sum(),
+            pl.col("first_row").min(),
+            pl.col("last_row").max(),
+            pl.col("first_ts").min(),
+            pl.col("last_ts").max(),
+        )
+        .sort("template_id", "host", "bucket", nulls_last=True)
+        if cells
+        else empty_cells()
+    )
+    summary = (
+        table_cells.group_by("template_id")
+        .agg(
+            pl.col("rows").sum(),
+            pl.col("host").drop_nulls().n_unique().cast(pl.Int64).alias("hosts"),
+            pl.col("first_ts").min(),
+        )
+        .join(
+            pl.concat(texts)
+            .sort("first_row")
+            .group_by("template_id")
+            .agg(pl.col("template").first(), pl.col("error").any(), pl.col("first_row").min()),
+            on="template_id",
+        )
+        .select("template_id", "template", "rows", "hosts", "first_row", "first_ts", "error")
+        .sort("first_row")
+        if texts
+        else empty_templates()
+    )
+    rows_total = sum(frame.height for frame in per_row)
+    meta = json.dumps({"format": TEMPLATES_FORMAT, "rows_scanned": rows_total})
+    _write(pl.concat(per_row).sort("row_id"), directory / TEMPLATE_ROWS_FILE, meta)
+    _write(table_cells, directory / TEMPLATE_HOSTS_FILE, meta)
+    _write(summary, directory / TEMPLATES_FILE, meta)
+    return summary.height
+
+
+def empty_cells() -> pl.DataFrame:
+    return pl.DataFrame(
+        schema={
+            "template_id": pl.UInt64,
+            "host": pl.String,
+            "bucket": pl.Datetime("ns", "UTC"),
+            "rows": pl.Int64,
+            "first_row": pl.Int64,
+            "last_row": pl.Int64,
+            "first_ts": pl.Datetime("ns", "UTC"),
+            "last_ts": pl.Datetime("ns", "UTC"),
+        }
+    )
+
+
+def empty_templates() -> pl.DataFrame:
+    return pl.DataFrame(
+        schema={
+            "template_id": pl.UInt64,
+            "template": pl.String,
+            "rows": pl.Int64,
+            "hosts": pl.Int64,
+            "first_row": pl.Int64,
+            "first_ts": pl.Datetime("ns", "UTC"),
+            "error": pl.Boolean,
+        }
+    )
+
+
+def _write(frame: pl.DataFrame, path: Path, meta: str) -> None:
+    """Write atomically (a reader never sees half a file)."""
+    temporary = path.with_name(f".{path.name}.partial")
+    try:
+        frame.write_parquet(
+            temporary, compression="zstd", compression_level=1, metadata={META_KEY: meta}
+        )
+        temporary.replace(path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise CaseError(f"cannot write {path.name}: {exc}", path=str(path.parent)) from None
+
+
+def templates_current(case: Case) -> bool:
+    """Whether the case's template tables exist and cover its rows."""
+    paths = [case.path / name for name in (TEMPLATES_FILE, TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE)]
+    if not all(path.is_file() for path in paths):
+        return False
+    raw = pl.read_parquet_metadata(paths[0]).get(META_KEY)
+    scanned = json.loads(raw).get("rows_scanned") if raw else None
+    return bool(scanned == case.meta.counts.rows)
