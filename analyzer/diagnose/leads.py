@@ -6,12 +6,16 @@ behaves unlike its peers; the frequent lines are the cascade. So the error-level
 the attempt (:func:`analyzer.signatures.templates.error_level`) are ranked:
 
 1. error-level templates that set the top-ranked spatial outlier apart: rare ones
-   (:func:`analyzer.diagnose.outliers.rare_limit`) and those it logged before every other
-   host by more than the clock-skew tolerance, earliest first;
+   (:func:`analyzer.diagnose.patterns.rare_limit`, not routine in the case) and those it
+   logged before every other host by more than the clock-skew tolerance, earliest first;
 2. its other rare templates, whatever their level (a cloud audit record of a preemption
    states no error word), earliest first;
 3. the other rare error-level templates, earliest first;
 4. the rest of the error-level templates, earliest first.
+
+Within a group, rows that state the error plainly come first
+(:func:`analyzer.signatures.templates.error_rank`: an error severity and the words of failure,
+then the words alone, then the severity alone, then words under an INFO prefix).
 
 Each lead is the first row of its template (on the outlier host for the first group). With a
 baseline (a healthy run of the same job, ``--baseline``), templates the baseline also logged
@@ -26,7 +30,8 @@ from typing import Final
 
 import polars as pl
 
-from analyzer.diagnose.outliers import Outlier, first_by_margin, rare_limit
+from analyzer.diagnose.outliers import Outlier, first_by_margin
+from analyzer.diagnose.patterns import rare_limit
 
 #: At most this many leads are listed.
 TOP_LEADS: Final = 5
@@ -61,7 +66,7 @@ def rank_leads(
         .with_columns(pl.lit(True).alias("ahead"))
     )
     marked = marked.join(ahead, on=["template_id", "host"], how="left", nulls_equal=True)
-    rare = pl.col("spread") <= limit
+    rare = (pl.col("spread") <= limit) & ~pl.col("routine")
     group = (
         pl.when(pl.col("suspect") & pl.col("error") & (rare | pl.col("ahead").fill_null(False)))
         .then(0)
@@ -77,7 +82,7 @@ def rank_leads(
         marked.with_columns(group.alias("group"))
         .filter(pl.col("group").is_not_null())
         # Each template once, at its best group and, there, its earliest row.
-        .sort("group", "first_at", "first_row")
+        .sort("group", "error_rank", "first_at", "first_row", nulls_last=True)
         .unique("template_id", keep="first", maintain_order=True)
     )
     return [int(i) for i in ranked["first_row"].head(top).to_list()]

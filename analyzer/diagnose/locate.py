@@ -59,15 +59,16 @@ _ERROR_WORDS = re.compile(
 
 def lead_line(line: int, reader: str | None, extra: str | None, message: str) -> int:
     """The physical line of a folded record that states its error, for a lead (no signature
-    says where): a traceback's exception line (the last one: the one that ended it), else the
-    first line after the first with an error word; the row's own line otherwise."""
+    says where): the first line when it says so itself; else a traceback's exception line (the
+    last one: the one that ended it), else the first line with an error word; the row's own
+    line otherwise."""
     if "\n" not in message or not line_mapped(reader, extra, message):
         return line
     lines = message.split("\n")
+    if _ERROR_WORDS.search(lines[0]) and not lines[0].startswith("Traceback"):
+        return line
     exceptions = [i for i, text in enumerate(lines) if _EXCEPTION_LINE.match(text.strip())]
     if exceptions:
         return line + exceptions[-1]
-    if _ERROR_WORDS.search(lines[0]):
-        return line
     worded = [i for i, text in enumerate(lines) if _ERROR_WORDS.search(text)]
     return line + worded[0] if worded else line

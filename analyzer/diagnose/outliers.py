@@ -5,7 +5,8 @@ inferred; after L4, Jiang et al., FSE 2025).
 For one attempt, over the hosts that logged anything (at least :data:`MIN_HOSTS`), a host
 scores for:
 
-* **rare templates**: templates at most :func:`rare_limit` hosts logged, each worth
+* **rare templates**: templates at most :func:`~analyzer.diagnose.patterns.rare_limit` hosts
+  logged (and not routine in the case), each worth
   ``1 / hosts that logged it``, twice as much when it is error-level;
 * **missing templates**: templates at least :data:`COMMON_SHARE` of the hosts logged and this
   one did not (the share of those it lacks, counted twice);
@@ -27,6 +28,8 @@ from typing import Final
 
 import polars as pl
 
+from analyzer.diagnose.patterns import rare_limit
+
 #: Below this many hosts there are no peers to compare with.
 MIN_HOSTS: Final = 3
 #: A template this share of the hosts logged is common; a host without it lacks it.
@@ -38,11 +41,6 @@ TOP: Final = 5
 
 #: The scoring callback: host, points, reason, cited rows.
 _Add = Callable[[str, float, str, list[int]], None]
-
-
-def rare_limit(hosts: int) -> int:
-    """A template logged by at most this many of ``hosts`` is rare on them."""
-    return max(1, hosts // 8)
 
 
 @dataclass(frozen=True)
@@ -76,7 +74,7 @@ def rank_hosts(table: pl.DataFrame, margin_ns: int = 2_000_000_000) -> list[Outl
         _order("first_ts", "first_row").alias("first_at"),
     )
     limit = rare_limit(hosts)
-    rare = hosted.filter(pl.col("spread") <= limit)
+    rare = hosted.filter((pl.col("spread") <= limit) & ~pl.col("routine"))
     scores: dict[str, float] = {}
     reasons: dict[str, list[str]] = {}
     cited: dict[str, list[int]] = {}
@@ -182,12 +180,16 @@ def first_by_margin(hosted: pl.DataFrame, margin_ns: int) -> pl.DataFrame:
     # to trigger" every minute) starts on some host first by chance.
     few = pl.col("rows").sum().over("template_id") <= FEW_PER_HOST * pl.col("spread")
     shared = hosted.filter(
-        pl.col("error") & (pl.col("spread") >= 2) & pl.col("first_ts").is_not_null() & few
+        pl.col("error")
+        & ~pl.col("routine")
+        & (pl.col("spread") >= 2)
+        & pl.col("first_ts").is_not_null()
+        & few
     )
     if shared.height == 0:
-        return shared.select("template_id", "host", "first_row", "first_at").with_columns(
-            pl.lit(0.0).alias("lead_s")
-        )
+        return shared.select(
+            "template_id", "host", "first_row", "first_at", "template"
+        ).with_columns(pl.lit(0.0).alias("lead_s"))
     ordered = shared.sort("first_at", "first_row").group_by("template_id", maintain_order=True)
     firsts = ordered.agg(
         pl.col("host").first(),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import polars as pl
 
@@ -16,10 +17,19 @@ from analyzer.errors import CaseError
 from analyzer.signatures.matching import row_files
 from analyzer.signatures.templates import templates_current, write_templates
 
+#: A template the case logs in more time buckets than this, on more than a few hosts, is
+#: routine (a benign error retried all run long): never rare, never a failure's first line.
+ROUTINE_BUCKETS: Final = 3
+
+
+def rare_limit(hosts: int) -> int:
+    """A template logged by at most this many of ``hosts`` is rare on them."""
+    return max(1, hosts // 8)
+
 
 @dataclass(frozen=True)
 class Patterns:
-    """``templates``: template_id, template, rows, hosts, first_row, first_ts, error;
+    """``templates``: template_id, template, rows, hosts, buckets, first_row, first_ts, error;
     ``cells``: template_id, host, bucket, rows, first_row, last_row, first_ts, last_ts;
     ``rows``: the template of every row (row_id, template_id, ts, host), scanned lazily."""
 
@@ -29,8 +39,8 @@ class Patterns:
 
     def within(self, start: int | None, end: int | None) -> pl.DataFrame:
         """One row per template × host of the rows in [start, end] (ns; every row when the
-        attempt has no time): rows, first/last row and time, the template's text and its
-        error flag."""
+        attempt has no time): rows, first/last row and time, the template's text, its error
+        flag, and whether it is routine in the case (:data:`ROUTINE_BUCKETS`)."""
         rows = self.rows
         if start is not None and end is not None:
             rows = rows.filter(pl.col("ts").dt.epoch("ns").is_between(start, end))
@@ -45,8 +55,13 @@ class Patterns:
             )
             .collect()
         )
+        hosts = int(self.templates["hosts"].max() or 0) if self.templates.height else 0
+        routine = (pl.col("buckets") > ROUTINE_BUCKETS) & (pl.col("hosts") > rare_limit(hosts))
         return per_host.join(
-            self.templates.select("template_id", "template", "error"), on="template_id"
+            self.templates.select(
+                "template_id", "template", "error", "error_rank", routine.alias("routine")
+            ),
+            on="template_id",
         ).sort("first_row")
 
 

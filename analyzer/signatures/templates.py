@@ -1,13 +1,14 @@
 """Log templates: every row's message reduced to its constant part, in polars.
 
 A message is cut to its first line (a traceback: its first and last line) and its first
-:data:`TEMPLATE_CHARS` characters, and every variable token is replaced by ``<*>`` with one regex pass (:data:`VARIABLE`): UUIDs, IPv4 addresses (with a
-port), hex numbers, paths of two or more components, and any token that holds a digit
-(numbers, ranks, host names such as ``gke-tpu-7``, ``rank3``, hashes). Dotted names without
-a digit stay: they are module and exception names (``jaxlib.xla_extension.XlaRuntimeError``)
-far more often than host names. Whitespace runs fold to one
-space. The template id is a hash of the template text, so the same template has the same id
-in every case written by the same tool (a cross-run diff compares the text as well).
+:data:`TEMPLATE_CHARS` characters, and every variable token is replaced by ``<*>`` with one
+regex pass (:data:`VARIABLE`): UUIDs, IPv4 addresses (with a port), hex numbers, paths of two
+or more components, and any token that holds a digit (numbers, ranks, host names such as
+``gke-tpu-7``, ``rank3``, hashes). Dotted names without a digit stay: they are module and
+exception names (``jaxlib.xla_extension.XlaRuntimeError``) far more often than host names.
+Whitespace runs fold to one space. The template id is a hash of the template text, so the
+same template has the same id in every case written by the same tool (a cross-run diff
+compares the text as well).
 
 Masking was measured against a Drain-style parser on loghub samples (``benchmarks/RESULTS.md``,
 "Log templates"): the regex pass runs inside polars over whole columns, needs no per-row
@@ -16,8 +17,9 @@ depends on the order lines arrive in), which a cross-run diff needs.
 
 ``culprit match`` writes, beside ``matches.parquet``:
 
-* ``templates.parquet``: one row per template: id, text, rows, hosts, first row, first time,
-  whether any of its rows is error-level (:func:`error_level`);
+* ``templates.parquet``: one row per template: id, text, rows, hosts, time buckets it
+  appears in, first row, first time, whether any of its rows states an error and how
+  plainly (:func:`error_rank`);
 * ``template_hosts.parquet``: rows per template × host × time bucket (:data:`BUCKET_S`),
   with the first and last row and time of each cell: the small table the spatial and
   cross-run rules read;
@@ -60,11 +62,18 @@ VARIABLE: Final = "(?-u)" + "|".join(
 )
 #: Severities that make a row error-level.
 ERROR_SEVERITIES: Final = ("ERROR", "CRITICAL", "ALERT", "EMERGENCY")
-#: Words that make a row error-level whatever its severity (plain text logs often have none).
+#: Severities a prefix states as routine: a row of these says an error word in passing
+#: (``FLAG: --fail-swap-on``) more often than it states a failure.
+ROUTINE_SEVERITIES: Final = ("DEBUG", "INFO")
+#: The vocabulary of failure, whatever the program: a row that uses it states an error.
 ERROR_WORDS: Final = (
-    r"(?i)\b(?:error|errors|fatal|fail|failed|failing|failure|exception|panic|critical"
-    r"|abort|aborted|aborting|killed|oom|exhausted|timeout|timed out|refused|unable|cannot"
-    r"|denied|invalid|crash|crashed|segfault|terminated)\b|^[EF]\d{4} "
+    r"(?i)\b(?:errors?|fatal|fail|failed|failing|failure|exception|panic|panicked|critical"
+    r"|abort|aborted|aborting|killed|oom|oomkilled|out of memory|exhausted|timeout|timed out"
+    r"|times out|refused|unable|cannot|can't|could not|couldn't|denied|invalid|crash|crashed"
+    r"|segfault|segmentation fault|core dumped|sig(?:segv|abrt|kill|bus|ill|fpe|term)"
+    r"|terminated|evicted|eviction|exit ?code|exit status|unhealthy|not healthy|not ready"
+    r"|blocked for more than|illegal|non-ok|deadline exceeded|unreachable|traceback)\b"
+    r"|\w(?:Error|Exception)\b|^[EF]\d{4} "
 )
 
 
@@ -91,17 +100,33 @@ def template_id(template: pl.Expr) -> pl.Expr:
     return template.hash(seed=26)
 
 
-def error_level(severity: pl.Expr, message: pl.Expr) -> pl.Expr:
-    """Whether a row states an error: its severity, or an error word in its first line."""
-    first_line = message.str.slice(0, TEMPLATE_CHARS).str.split("\n").list.first()
-    return severity.cast(pl.String).is_in(ERROR_SEVERITIES) | first_line.str.contains(ERROR_WORDS)
+def error_rank(severity: pl.Expr, template: pl.Expr) -> pl.Expr:
+    """How plainly a row states an error (lower is plainer; null: it does not): 0 an
+    error-level severity and the words of failure, 1 the words without a routine severity,
+    2 the severity alone, 3 the words under an INFO/DEBUG prefix. ``template`` is the row's
+    template (its first line, and a traceback's exception)."""
+    level = severity.cast(pl.String)
+    high = level.is_in(ERROR_SEVERITIES)
+    worded = template.str.contains(ERROR_WORDS)
+    return (
+        pl.when(high & worded)
+        .then(0)
+        .when(worded & ~level.is_in(ROUTINE_SEVERITIES))
+        .then(1)
+        .when(high)
+        .then(2)
+        .when(worded)
+        .then(3)
+        .otherwise(None)
+        .cast(pl.Int8)
+    )
 
 
 def templated(rows: pl.LazyFrame) -> pl.LazyFrame:
     """``rows`` (row_id, ts, host, severity, message) with template_id, template, error."""
     return rows.with_columns(template_expr(pl.col("message")).alias("template")).with_columns(
         template_id(pl.col("template")).alias("template_id"),
-        error_level(pl.col("severity"), pl.col("message")).alias("error"),
+        error_rank(pl.col("severity"), pl.col("template")).alias("error_rank"),
     )
 
 
@@ -142,7 +167,7 @@ def write_templates(files: list[Path], directory: Path) -> int:
         texts.append(
             rows.group_by("template_id").agg(
                 pl.col("template").first(),
-                pl.col("error").any(),
+                pl.col("error_rank").min(),
                 pl.col("row_id").min().alias("first_row"),
             )
         )
@@ -176,16 +201,32 @@ def write_templates(files: list[Path], directory: Path) -> int:
         .agg(
             pl.col("rows").sum(),
             pl.col("host").drop_nulls().n_unique().cast(pl.Int64).alias("hosts"),
+            pl.col("bucket").drop_nulls().n_unique().cast(pl.Int64).alias("buckets"),
             pl.col("first_ts").min(),
         )
         .join(
             pl.concat(texts)
             .sort("first_row")
             .group_by("template_id")
-            .agg(pl.col("template").first(), pl.col("error").any(), pl.col("first_row").min()),
+            .agg(
+                pl.col("template").first(),
+                pl.col("error_rank").min(),
+                pl.col("first_row").min(),
+            )
+            .with_columns(pl.col("error_rank").is_not_null().alias("error")),
             on="template_id",
         )
-        .select("template_id", "template", "rows", "hosts", "first_row", "first_ts", "error")
+        .select(
+            "template_id",
+            "template",
+            "rows",
+            "hosts",
+            "buckets",
+            "first_row",
+            "first_ts",
+            "error",
+            "error_rank",
+        )
         .sort("first_row")
         if texts
         else empty_templates()
@@ -220,9 +261,11 @@ def empty_templates() -> pl.DataFrame:
             "template": pl.String,
             "rows": pl.Int64,
             "hosts": pl.Int64,
+            "buckets": pl.Int64,
             "first_row": pl.Int64,
             "first_ts": pl.Datetime("ns", "UTC"),
             "error": pl.Boolean,
+            "error_rank": pl.Int8,
         }
     )
 
@@ -247,5 +290,7 @@ def templates_current(case: Case) -> bool:
     if not all(path.is_file() for path in paths):
         return False
     raw = pl.read_parquet_metadata(paths[0]).get(META_KEY)
-    scanned = json.loads(raw).get("rows_scanned") if raw else None
-    return bool(scanned == case.meta.counts.rows)
+    meta = json.loads(raw) if raw else {}
+    return bool(
+        meta.get("format") == TEMPLATES_FORMAT and meta.get("rows_scanned") == case.meta.counts.rows
+    )
