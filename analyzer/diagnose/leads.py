@@ -13,7 +13,7 @@ the attempt (:func:`analyzer.signatures.templates.error_level`) are ranked:
 3. the other rare error-level templates, earliest first;
 4. the rest of the error-level templates, earliest first.
 
-Within a group, rows that state the error plainly come first
+Within the last two groups, rows that state the error plainly come first
 (:func:`analyzer.signatures.templates.error_rank`: an error severity and the words of failure,
 then the words alone, then the severity alone, then words under an INFO prefix).
 
@@ -82,7 +82,12 @@ def rank_leads(
         marked.with_columns(group.alias("group"))
         .filter(pl.col("group").is_not_null())
         # Each template once, at its best group and, there, its earliest row.
-        .sort("group", "error_rank", "first_at", "first_row", nulls_last=True)
+        # Beside the outlier host, time decides (its first distinctive line starts the
+        # failure); elsewhere the rows that state an error plainly go first.
+        .with_columns(
+            pl.when(pl.col("group") <= 1).then(0).otherwise(pl.col("error_rank")).alias("plain")
+        )
+        .sort("group", "plain", "first_at", "first_row", nulls_last=True)
         .unique("template_id", keep="first", maintain_order=True)
     )
     return [int(i) for i in ranked["first_row"].head(top).to_list()]
