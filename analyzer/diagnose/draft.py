@@ -108,6 +108,8 @@ class Context:
     workload_start: int | None = None
     #: One row per template x host of the attempt (analyzer.diagnose.patterns).
     templates: pl.DataFrame | None = None
+    #: The template of every row of the case (row_id, template_id, ts, host), lazily.
+    template_rows: pl.LazyFrame | None = None
     #: The attempt's hosts ranked by how their templates differ from their peers'.
     outliers: list[Outlier] = field(default_factory=list)
     #: Template texts of a healthy baseline run (never leads).

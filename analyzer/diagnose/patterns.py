@@ -55,7 +55,7 @@ class Patterns:
             )
             .collect()
         )
-        hosts = int(self.templates["hosts"].max() or 0) if self.templates.height else 0
+        hosts = int(self.templates.select(pl.col("hosts").max()).item() or 0)
         routine = (pl.col("buckets") > ROUTINE_BUCKETS) & (pl.col("hosts") > rare_limit(hosts))
         return per_host.join(
             self.templates.select(
@@ -85,3 +85,8 @@ def _read(directory: Path, *, in_memory: bool = False) -> Patterns:
         pl.read_parquet(directory / TEMPLATE_HOSTS_FILE),
         rows.collect().lazy() if in_memory else rows,
     )
+
+
+def baseline_templates(case: Case) -> frozenset[str]:
+    """Every template text ``case`` (a healthy run's) logged."""
+    return frozenset(load_patterns(case).templates["template"].to_list())

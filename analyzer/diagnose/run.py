@@ -90,6 +90,7 @@ def diagnose(
                 workload_start=started.get(attempt.index),
                 tolerance_ns=tolerance,
                 templates=table,
+                template_rows=patterns.rows,
                 outliers=outliers,
                 known_templates=baseline,
             )

@@ -29,6 +29,8 @@ from analyzer.diagnose.draft import (
 )
 from analyzer.diagnose.findings import Confidence
 from analyzer.diagnose.knowledge import page
+from analyzer.diagnose.phases import RULE as PHASE_RULE
+from analyzer.diagnose.phases import training_phase
 from analyzer.signatures.classes import UNKNOWN
 
 
@@ -74,6 +76,9 @@ def decide(context: Context) -> VerdictDraft:
         f"{knowledge.title}: {culprit.subject}; first error {row['signature']} "
         f"on {row['host'] or 'an unnamed host'} at {when(row['ts'])}"
     )
+    phase = training_phase(context, row, [])
+    if phase is not None:
+        claims.append(Claim(phase.text, "inferred", PHASE_RULE, phase.row_ids))
     return VerdictDraft(
         attempt=context.attempt,
         failure_mode=knowledge.failure_mode,
@@ -89,6 +94,7 @@ def decide(context: Context) -> VerdictDraft:
         next_steps=steps,
         lead_ids=[],
         timeline_ids=_timeline(context, row),
+        phase=phase,
     )
 
 
@@ -308,6 +314,9 @@ def _undetermined(context: Context, set_aside: list[str]) -> VerdictDraft:
                 leads,
             )
         )
+    phase = training_phase(context, None, leads)
+    if phase is not None:
+        claims.append(Claim(phase.text, "inferred", PHASE_RULE, phase.row_ids))
     named = unexplained(context)
     culprit = CulpritDraft("undetermined", "not determined", None, [])
     if named is not None:
@@ -348,6 +357,7 @@ def _undetermined(context: Context, set_aside: list[str]) -> VerdictDraft:
         next_steps=_collect_next(CulpritDraft("undetermined", "not determined")),
         lead_ids=leads,
         lead_rule=leads_mod.RULE if leads else None,
+        phase=phase,
     )
 
 

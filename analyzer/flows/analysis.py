@@ -46,9 +46,16 @@ def _baseline(settings: AnalyzeSettings) -> frozenset[str]:
     """The template texts of the baseline case of ``settings`` (none without one)."""
     if settings.baseline is None:
         return frozenset()
-    from analyzer.flows.diff import baseline_templates
+    from analyzer.diagnose.patterns import baseline_templates
 
-    return baseline_templates(settings.baseline)
+    path = settings.baseline
+    if not is_case(path) and is_case(path / CASE_SUBDIR):
+        path = path / CASE_SUBDIR
+    if not is_case(path):
+        raise UsageError(
+            f"--baseline {path}: not a case (nor an analysis output with case/)", path=str(path)
+        )
+    return baseline_templates(load_case(path))
 
 
 def needs_matching(case: Case, catalogue: Catalogue) -> bool:

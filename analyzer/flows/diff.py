@@ -80,12 +80,6 @@ def _case_dir(path: Path) -> Path:
     raise UsageError(f"{path} is not a case (nor an analysis output with case/)", path=str(path))
 
 
-def baseline_templates(path: Path) -> frozenset[str]:
-    """Every template text the baseline case at ``path`` logged."""
-    patterns = load_patterns(load_case(_case_dir(path)))
-    return frozenset(patterns.templates["template"].to_list())
-
-
 def _open(path: Path, work: Path | None, name: str) -> Case:
     """A case as given, or the case of a bundle ingested into ``work/name``."""
     from analyzer.flows.analysis import is_case
@@ -145,7 +139,7 @@ def noise_floor(patterns: Patterns) -> tuple[int, float]:
     """(rows a template new in the second half had at most, largest fold between halves)."""
     first, second = _halves(patterns)
     late = second.join(first, on="template", how="anti")
-    new_floor = int(late["rows"].max() or 0) if late.height else 0
+    new_floor = int(late.select(pl.col("rows").max()).item() or 0)
     both = first.join(second, on="template", suffix="_2").filter(
         (pl.col("rows") >= MIN_ROWS) & (pl.col("rows_2") >= MIN_ROWS)
     )

@@ -71,7 +71,8 @@ ERROR_WORDS: Final = (
     r"|abort|aborted|aborting|killed|oom|oomkilled|out of memory|exhausted|timeout|timed out"
     r"|times out|refused|unable|cannot|can't|could not|couldn't|denied|invalid|crash|crashed"
     r"|segfault|segmentation fault|core dumped|sig(?:segv|abrt|kill|bus|ill|fpe|term)"
-    r"|terminated|preempted|preemption|evicted|eviction|exit ?code|exit status|unhealthy|not healthy|not ready"
+    r"|terminated|preempted|preemption|evicted|eviction|exit ?code|exit status|unhealthy"
+    r"|not healthy|not ready"
     r"|blocked for more than|illegal|non-ok|deadline exceeded|unreachable|traceback)\b"
     r"|\w(?:Error|Exception)\b|^[EF]\d{4} "
 )
