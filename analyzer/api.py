@@ -43,6 +43,7 @@ from analyzer.flows.catalogue import (
     match_line,
     signatures,
 )
+from analyzer.flows.diff import DiffEntry, DiffResult, diff
 from analyzer.flows.handoffs import HandoffResult, handoff, verify_handoff
 from analyzer.flows.handoffs import keygen as handoff_keygen
 from analyzer.flows.results import AnalyzeResult
@@ -71,6 +72,8 @@ __all__ = [
     "AnalyzeSettings",
     "BundleLimits",
     "CaseInfo",
+    "DiffEntry",
+    "DiffResult",
     "HandoffCheck",
     "HandoffResult",
     "IngestResult",
@@ -85,6 +88,7 @@ __all__ = [
     "case_info",
     "check_signatures",
     "diagnose_case",
+    "diff",
     "findings_schema",
     "handoff",
     "handoff_keygen",

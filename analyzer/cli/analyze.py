@@ -44,6 +44,22 @@ def analyze(
     silence: options.Silence = defaults.SILENCE_S,
     backend: options.Backend = defaults.BACKEND,
     signatures: options.ExtraSignatures = None,
+    no_builtin_signatures: Annotated[
+        bool,
+        typer.Option(
+            "--no-builtin-signatures",
+            help="Leave the packaged catalogue out (only --signatures folders): the verdict "
+            "rests on the template rules (leads, outlier hosts, phase), as for a failure no "
+            "signature knows.",
+        ),
+    ] = False,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            help="A case (or analysis output) of a healthy run of the same job: no template "
+            "it logged becomes a lead."
+        ),
+    ] = None,
     jobs: options.ReadJobs = None,
     engine: options.Engine = defaults.ENGINE,
     address: Annotated[
@@ -82,6 +98,8 @@ def analyze(
             out,
             api.settings(
                 signatures=tuple(signatures or ()),
+                builtin_signatures=not no_builtin_signatures,
+                baseline=baseline,
                 backend=backend,
                 redact=not no_redact,
                 template=template,

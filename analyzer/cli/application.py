@@ -22,6 +22,7 @@ from typer.core import TyperGroup
 from analyzer.cli import (
     analyze,
     case,
+    diff,
     handoff,
     ingest,
     match,
@@ -60,6 +61,7 @@ COMMANDS: Final[tuple[tuple[str, Command], ...]] = (
     ("merge", match.merge),
     ("analyze", analyze.analyze),
     ("report", analyze.report),
+    ("diff", diff.diff),
     ("replay", replay.replay),
     ("accuracy", replay.accuracy),
     ("handoff", handoff.handoff),

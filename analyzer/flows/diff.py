@@ -9,7 +9,8 @@ compared by template text:
 * **changed**: templates both logged whose rate (rows per host-minute) changed by more than
   the baseline's own variation, most changed first.
 
-The noise floor is measured on the baseline itself, split in two halves by time: a template
+The noise floor is measured on the baseline itself, split in two halves at its median row
+time: a template
 the second half logs and the first did not shows how many rows a template can "appear from
 nowhere" with in a healthy run (a new template needs more rows than that), and the largest
 rate change between the halves is the least change that counts (never below
@@ -121,17 +122,18 @@ def _per_template(patterns: Patterns) -> pl.DataFrame:
 
 
 def _halves(patterns: Patterns) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Rows per template in the first and the second half of the run's time."""
+    """Rows per template before and after the run's median row time (half the rows each: a
+    node journal that starts long before the workload does not empty the first half)."""
+    middle = patterns.rows.select(pl.col("ts").drop_nulls().median()).collect().item()
     cells = patterns.cells.filter(pl.col("bucket").is_not_null()).join(
         patterns.templates.select("template_id", "template"), on="template_id"
     )
-    if cells.height == 0:
+    if cells.height == 0 or middle is None:
         empty = pl.DataFrame(schema={"template": pl.String, "rows": pl.Int64})
         return empty, empty
-    buckets = cells["bucket"].unique().sort()
-    middle = buckets[len(buckets) // 2]
-    first = cells.filter(pl.col("bucket") < middle).group_by("template").agg(pl.col("rows").sum())
-    second = cells.filter(pl.col("bucket") >= middle).group_by("template").agg(pl.col("rows").sum())
+    early = pl.col("last_ts") < middle
+    first = cells.filter(early).group_by("template").agg(pl.col("rows").sum())
+    second = cells.filter(~early).group_by("template").agg(pl.col("rows").sum())
     return first, second
 
 

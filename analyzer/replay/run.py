@@ -106,6 +106,19 @@ def _texts(findings: Findings, report: str) -> dict[int, str]:
     return texts
 
 
+def _baseline_case(spec: Spec, work: Path) -> Path | None:
+    """The spec's baseline as a case: as given, or its bundle ingested into ``work``."""
+    from analyzer.flows.analysis import CASE_SUBDIR, is_case
+    from analyzer.flows.cases import ingest
+
+    given = spec.baseline
+    if given is None or is_case(given) or is_case(given / CASE_SUBDIR):
+        return given
+    target = work / "baseline-case"
+    ingest([given], target)
+    return target
+
+
 def run_spec(spec: Spec, work: Path, signatures: Sequence[Path] = ()) -> Outcome:
     """Analyze one spec's input into ``work`` and compare."""
     from analyzer.flows.analysis import analyze
@@ -119,6 +132,7 @@ def run_spec(spec: Spec, work: Path, signatures: Sequence[Path] = ()) -> Outcome
             work,
             AnalyzeSettings(
                 signatures=tuple(signatures),
+                baseline=_baseline_case(spec, work),
                 skew_s=expected.skew_s if expected.skew_s is not None else DEFAULT_SKEW_S,
                 silence_s=(
                     expected.silence_s if expected.silence_s is not None else DEFAULT_SILENCE_S

@@ -7,6 +7,7 @@ bundle): what culprit concluded, or must conclude, about a past incident.
     input = "bundle.tar.zst"        # relative to the spec directory, or absolute
     skew_s = 2.0                    # optional analysis settings
     silence_s = 600.0
+    baseline = "healthy.tar.zst"    # optional: a healthy run of the same job (case or bundle)
 
     [[attempts]]
     index = 0
@@ -53,6 +54,9 @@ class Expected(_Model):
     input: str
     skew_s: float | None = None
     silence_s: float | None = None
+    #: A healthy run of the same job (a case, an analysis output or a bundle): no template it
+    #: logged becomes a lead (``analyze --baseline``).
+    baseline: str | None = None
     attempts: list[ExpectedAttempt]
 
 
@@ -70,6 +74,13 @@ class Spec:
     @property
     def input(self) -> Path:
         given = Path(self.expected.input)
+        return given if given.is_absolute() else (self.path / given)
+
+    @property
+    def baseline(self) -> Path | None:
+        if self.expected.baseline is None:
+            return None
+        given = Path(self.expected.baseline)
         return given if given.is_absolute() else (self.path / given)
 
 
@@ -95,6 +106,10 @@ def read_spec(path: Path) -> Spec:
     spec = Spec(path, expected)
     if not spec.input.exists():
         raise UsageError(f"the spec's input {expected.input!r} does not exist", path=str(file))
+    if spec.baseline is not None and not spec.baseline.exists():
+        raise UsageError(
+            f"the spec's baseline {expected.baseline!r} does not exist", path=str(file)
+        )
     return spec
 
 
