@@ -29,7 +29,6 @@ from analyzer.diagnose.draft import (
 )
 from analyzer.diagnose.findings import Confidence
 from analyzer.diagnose.knowledge import page
-from analyzer.diagnose.phases import RULE as PHASE_RULE
 from analyzer.diagnose.phases import training_phase
 from analyzer.signatures.classes import UNKNOWN
 
@@ -77,8 +76,6 @@ def decide(context: Context) -> VerdictDraft:
         f"on {row['host'] or 'an unnamed host'} at {when(row['ts'])}"
     )
     phase = training_phase(context, row, [])
-    if phase is not None:
-        claims.append(Claim(phase.text, "inferred", PHASE_RULE, phase.row_ids))
     return VerdictDraft(
         attempt=context.attempt,
         failure_mode=knowledge.failure_mode,
@@ -315,8 +312,6 @@ def _undetermined(context: Context, set_aside: list[str]) -> VerdictDraft:
             )
         )
     phase = training_phase(context, None, leads)
-    if phase is not None:
-        claims.append(Claim(phase.text, "inferred", PHASE_RULE, phase.row_ids))
     named = unexplained(context)
     culprit = CulpritDraft("undetermined", "not determined", None, [])
     if named is not None:

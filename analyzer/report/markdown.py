@@ -10,6 +10,7 @@ import datetime as dt
 from collections.abc import Iterable
 
 from analyzer.diagnose.findings import Citation, EvidenceRow, Findings, Statement, Verdict
+from analyzer.report import unknown
 
 #: Where knowledge pages are linked (relative to the catalogue's knowledge folder).
 KNOWLEDGE_LINK = "knowledge/{page}.md"
@@ -138,9 +139,11 @@ def render(findings: Findings) -> str:
         for row in verdict.evidence:
             lines += quote(row)
     if verdict.leads:
-        lines += ["## Leads (most frequent error lines)", ""]
+        lines += [unknown.leads_heading(verdict), ""]
         for row in verdict.leads:
             lines += quote(row)
+    lines += unknown.outliers_section(verdict, cite)
+    lines += unknown.phase_section(verdict, cite)
     lines += ["## Failure table", "", *_failure_table(findings.attempts), ""]
     if verdict.timeline:
         lines += ["## Timeline around the first error", "", *_timeline(verdict.timeline), ""]
