@@ -26,7 +26,9 @@ def test_pages_and_signatures_agree() -> None:
     codes = {s.code for s in catalogue.signatures}
     for page, meta in pages.items():
         listed = meta["signatures"]
-        assert isinstance(listed, list) and listed, f"{page} lists no signatures"
+        rules = meta.get("rules", [])
+        # A page of a diagnosis rule (spatial-outlier, ...) names its rules instead.
+        assert isinstance(listed, list) and (listed or rules), f"{page} lists no signatures"
         assert set(listed) <= codes, f"{page} lists unknown signatures {set(listed) - codes}"
         related = meta.get("related", [])
         assert isinstance(related, list)
@@ -79,3 +81,13 @@ def test_a_page_belongs_to_a_known_failure_class(tmp_path: Path) -> None:
     assert [(Path(p.path).name, p.message.split(":")[0]) for p in problems] == [
         ("made-up.md", "class must be one of")
     ]
+
+
+def test_every_template_rule_has_its_page() -> None:
+    from analyzer.diagnose import leads, phases
+    from analyzer.flows import diff
+
+    pages, _ = knowledge_pages(KNOWLEDGE_DIR)
+    named = {rule for meta in pages.values() for rule in meta.get("rules", [])}  # type: ignore[union-attr]
+    for rule in (leads.RULE, phases.RULE, diff.RULE, "spatial-outlier"):
+        assert rule in named, f"no knowledge page lists rule {rule}"
