@@ -85,7 +85,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--work", type=Path, default=None)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
-        figures = measure(args.hosts, args.minutes, args.rate, args.runs, args.work or Path(scratch))
+        figures = measure(
+            args.hosts, args.minutes, args.rate, args.runs, args.work or Path(scratch)
+        )
     for key, value in figures.items():
         print(f"{key}: {value}")
 

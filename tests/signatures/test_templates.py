@@ -1,0 +1,76 @@
+"""Log templates: the masking, the three tables ``culprit match`` writes beside the matches,
+and that every row of the case has its template (nothing lost)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+
+from analyzer import api
+from analyzer.case.layout import TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE, TEMPLATES_FILE
+from analyzer.signatures.templates import error_rank, template_expr
+from tests.helpers import check_accounting
+
+
+def _templates(*messages: str) -> list[str]:
+    frame = pl.DataFrame({"m": list(messages)})
+    return frame.select(template_expr(pl.col("m"))).to_series().to_list()
+
+
+def test_variables_are_masked_and_names_kept() -> None:
+    first, second = _templates(
+        "rank3 failed on gke-tpu-7 at 0xdeadbeef from 10.0.0.1:8471 in /usr/lib/a.so",
+        "rank12 failed on gke-tpu-19 at 0x1f from 10.8.0.9:8476 in /opt/b/c.so",
+    )
+    assert first == second == "<*> failed on <*> at <*> from <*> in <*>"
+    (kept,) = _templates("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: 12 GiB")
+    assert kept.startswith("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED")
+
+
+def test_a_traceback_keeps_its_exception_and_a_record_its_first_line() -> None:
+    traceback, folded = _templates(
+        'Traceback (most recent call last):\n  File "a.py", line 3\nValueError: bad 3\n',
+        "Num devices: 4\nwarnings.warn(x)",
+    )
+    assert traceback == "Traceback (most recent call last): ... ValueError: bad <*>"
+    assert folded == "Num devices: <*>"
+
+
+def test_error_rank_puts_plain_statements_first() -> None:
+    frame = pl.DataFrame(
+        {
+            "severity": ["ERROR", "DEFAULT", "ERROR", "INFO", "INFO"],
+            "t": ["disk failed", "disk failed", "all good", "FLAG: --fail-swap-on", "ok"],
+        }
+    )
+    ranks = frame.select(error_rank(pl.col("severity"), pl.col("t"))).to_series().to_list()
+    assert ranks == [0, 1, 2, 3, None]
+
+
+def test_match_writes_the_tables_and_every_row_has_a_template(
+    ingest_case: Callable[..., Path], tmp_path: Path
+) -> None:
+    log = tmp_path / "train.log"
+    lines = [f"step {i} loss {i * 0.1:.2f}" for i in range(50)] + [
+        "RuntimeError: NCCL error in rank 3",
+        "bad \udcff utf-8 byte",
+    ]
+    log.write_bytes("\n".join(lines).encode("utf-8", "surrogateescape") + b"\n")
+    case = ingest_case(log)
+    api.match(case)
+    accounted = check_accounting(case)
+    assert accounted.height
+    rows = pl.read_parquet(case / TEMPLATE_ROWS_FILE)
+    total = api.load_case(case).meta.counts.rows
+    assert total >= 51
+    assert rows.height == total and rows["template_id"].null_count() == 0
+    templates = pl.read_parquet(case / TEMPLATES_FILE)
+    assert templates["rows"].sum() == total
+    by_text = dict(zip(templates["template"], templates["rows"], strict=True))
+    assert by_text["step <*> loss <*>"] == 50
+    error = templates.filter(pl.col("template").str.starts_with("RuntimeError"))
+    assert error["error"].to_list() == [True]
+    cells = pl.read_parquet(case / TEMPLATE_HOSTS_FILE)
+    assert cells["rows"].sum() == total
