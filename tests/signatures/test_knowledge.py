@@ -88,6 +88,10 @@ def test_every_template_rule_has_its_page() -> None:
     from analyzer.flows import diff
 
     pages, _ = knowledge_pages(KNOWLEDGE_DIR)
-    named = {rule for meta in pages.values() for rule in meta.get("rules", [])}  # type: ignore[union-attr]
+    named: set[str] = set()
+    for meta in pages.values():
+        rules = meta.get("rules", [])
+        assert isinstance(rules, list)
+        named.update(str(rule) for rule in rules)
     for rule in (leads.RULE, phases.RULE, diff.RULE, "spatial-outlier"):
         assert rule in named, f"no knowledge page lists rule {rule}"
