@@ -291,7 +291,7 @@ def _undetermined(context: Context, set_aside: list[str]) -> VerdictDraft:
             f"{context.attempt.index}.",
             "observed",
             None,
-            [],
+            leads,
         )
     ]
     if leads:
