@@ -14,6 +14,9 @@ from analyzer.cli.render import console
 if TYPE_CHECKING:
     from analyzer.api import DiffResult
 
+#: Templates shown by default (the command line's own: the library returns them all).
+DEFAULT_TOP = 20
+
 
 def diff(
     baseline: Annotated[
@@ -29,7 +32,9 @@ def diff(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the diff as JSON instead of a table.")
     ] = False,
-    top: Annotated[int, typer.Option(help="Show at most this many templates.", min=1)] = 20,
+    top: Annotated[
+        int, typer.Option(help="Show at most this many templates.", min=1)
+    ] = DEFAULT_TOP,
 ) -> None:
     """List the log templates the failed run logged and the baseline did not (earliest first),
     then those whose rate changed most, each with the row where the failed run first logged

@@ -18,7 +18,7 @@ import pytest
 from analyzer import api, defaults, handoff
 from analyzer.bundle import BundleLimits
 from analyzer.case.inputs import ReadOptions
-from analyzer.cli import query, replay, serve
+from analyzer.cli import diff, query, replay, serve
 from analyzer.diagnose.run import Settings
 from analyzer.engine import ENGINES
 from analyzer.flows.settings import AnalyzeSettings
@@ -65,6 +65,7 @@ CLI_OWNED: list[tuple[tuple[str, ...], str, Any]] = [
     (("accuracy",), "corpus", replay.REAL_LOG_CORPUS),
     (("serve",), "port", serve.DEFAULT_PORT),
     (("serve",), "host", serve.DEFAULT_HOST),
+    (("diff",), "top", diff.DEFAULT_TOP),
 ]
 
 
