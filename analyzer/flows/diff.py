@@ -86,6 +86,8 @@ def _open(path: Path, work: Path | None, name: str) -> Case:
     from analyzer.flows.analysis import is_case
     from analyzer.flows.cases import ingest
 
+    if not path.exists():
+        raise UsageError("no such file or directory", path=str(path))
     if is_case(path) or is_case(path / "case"):
         return load_case(_case_dir(path))
     if work is None:
