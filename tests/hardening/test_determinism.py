@@ -38,6 +38,9 @@ EXPECTED = {
     "case/hosts.parquet",
     "case/matches.parquet",
     "case/quarantine.parquet",
+    "case/template_hosts.parquet",
+    "case/template_rows.parquet",
+    "case/templates.parquet",
     "findings.json",
     "report.md",
 }
