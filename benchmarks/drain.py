@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import polars as pl
@@ -64,10 +64,9 @@ def _drain(lines: list[str]) -> list[str]:
     return [final[i] for i in ids]
 
 
-def _stability(parse: object, lines: list[str]) -> float:
+def _stability(parse: Callable[[list[str]], list[str]], lines: list[str]) -> float:
     """The share of the first half's lines that get the same template when the half is
     parsed alone as when the whole sample is (one run of a job against a longer one)."""
-    assert callable(parse)
     half = len(lines) // 2
     alone = parse(lines[:half])
     whole = parse(lines)[:half]
