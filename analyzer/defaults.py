@@ -30,6 +30,16 @@ ENGINE: Final = "local"
 #: The matching backend (:data:`analyzer.signatures.backends.BACKENDS`).
 BACKEND: Final = "polars"
 
+# -- writing a case ---------------------------------------------------------------------------
+
+#: Seconds an ingest waits for another one writing the same case before it gives up; 0 gives
+#: up at once (:func:`analyzer.case.lock.case_lock`).
+LOCK_WAIT_S: Final = 0.0
+#: An ingest that would need more space than is free is refused before it writes
+#: (:mod:`analyzer.case.space`); the estimate is the largest measured, so it may refuse one
+#: that would just fit.
+SPACE_CHECK: Final = True
+
 # -- diagnosis --------------------------------------------------------------------------------
 
 #: Clock-skew tolerance between hosts, in seconds (:mod:`analyzer.diagnose.run`).

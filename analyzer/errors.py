@@ -60,6 +60,16 @@ class CaseError(AnalyzerError):
     """A case directory is missing, incomplete or from an incompatible version."""
 
 
+class DiskSpaceError(CaseError):
+    """There is not enough free space to write a case (found before writing, or when the
+    system said so half-way); ``path`` names the directory that is short of space, and
+    nothing half-written is left there."""
+
+
+class CaseLockedError(CaseError):
+    """Another culprit process is writing the same case (``path``) right now."""
+
+
 class QueryError(AnalyzerError):
     """A SQL query over a case failed."""
 

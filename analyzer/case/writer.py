@@ -72,14 +72,7 @@ class CaseWriter:
         self.staging = target.parent / f".{target.name}.partial"
         self._part_rows = part_rows
         self._group_rows = row_group_rows
-        if target.exists() and not _replaceable(target):
-            # A case replaces only a case (or part, or empty directory): `-o ~/work` must not
-            # delete ~/work's files at commit.
-            raise CaseError(
-                "exists and is not a case directory; not replacing it (choose a new or empty "
-                "directory)",
-                path=str(target),
-            )
+        check_replaceable(target)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             if self.staging.exists():
@@ -450,6 +443,23 @@ _DUP_TYPES: Final = (pl.Int32, pl.Int32, pl.Int64, pl.String, pl.Int64)
 _RECORD_SCHEMA: Final = pa.schema(
     [pa.field(f.name, pa.int64()) if f.name in ("ts_min", "ts_max") else f for f in FILES_SCHEMA]
 )
+
+
+def check_replaceable(target: Path) -> None:
+    """Refuse a target a new case may not take the place of.
+
+    Raises:
+        CaseError: ``target`` exists and is neither a case, a shard part nor an empty
+            directory.
+    """
+    if target.exists() and not _replaceable(target):
+        # A case replaces only a case (or part, or empty directory): `-o ~/work` must not
+        # delete ~/work's files at commit.
+        raise CaseError(
+            "exists and is not a case directory; not replacing it (choose a new or empty "
+            "directory)",
+            path=str(target),
+        )
 
 
 def _replaceable(path: Path) -> bool:

@@ -50,6 +50,9 @@ def ingest(
             metavar="k/N",
         ),
     ] = None,
+    scratch: options.Scratch = None,
+    wait: options.Wait = defaults.LOCK_WAIT_S,
+    space_check: options.SpaceCheck = defaults.SPACE_CHECK,
     quiet: options.Quiet = False,
 ) -> None:
     """Ingest a bundle into a case directory.
@@ -74,6 +77,8 @@ def ingest(
                 reader=reader,
                 progress=progress,
                 jobs=jobs,
+                scratch=scratch,
+                wait_s=wait,
             )
         console().print(
             f"{out}: shard {part.shard} read in {time.perf_counter() - started:.1f} s; "
@@ -90,6 +95,9 @@ def ingest(
             force=force,
             progress=progress,
             jobs=jobs,
+            scratch=scratch,
+            wait_s=wait,
+            space_check=space_check,
         )
     _print_ingested(out, result, time.perf_counter() - started)
 

@@ -49,6 +49,34 @@ MaxTotalBytes = Annotated[
 ]
 MaxLineBytes = Annotated[int, typer.Option(help="Keep at most this many bytes of one line.")]
 
+# -- writing a case ---------------------------------------------------------------------------
+
+Scratch = Annotated[
+    Path | None,
+    typer.Option(
+        help="Directory for the ingest's scratch: rows spooled by worker processes (up to "
+        "about twice the bundle's size) and mirrored remote inputs (default: beside the case, "
+        "and the system's temporary directory).",
+    ),
+]
+SpaceCheck = Annotated[
+    bool,
+    typer.Option(
+        "--space-check/--no-space-check",
+        help="Refuse an ingest before it writes when it needs more space than is free (the "
+        "estimate is the largest measured, so it may refuse one that would just fit).",
+    ),
+]
+Wait = Annotated[
+    float,
+    typer.Option(
+        "--wait",
+        help="Seconds to wait for another culprit process writing the same case (0: refuse "
+        "at once).",
+        metavar="SECONDS",
+    ),
+]
+
 # -- matching and where the work runs ---------------------------------------------------------
 
 #: ``culprit match`` names its default in the help; ``culprit analyze`` does not.

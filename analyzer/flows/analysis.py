@@ -3,17 +3,22 @@ diagnose, and write the reports; or diagnose and render a case already matched."
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from analyzer import __version__
+from analyzer.case import space
 from analyzer.case.layout import MATCHES_FILE, meta_path
+from analyzer.case.lock import case_lock
 from analyzer.case.store import Case
+from analyzer.case.writer import check_replaceable
 from analyzer.diagnose.findings import Findings
 from analyzer.engine import engine_named
 from analyzer.engine.remote import is_url
-from analyzer.errors import CaseError, HandoffError, UsageError
+from analyzer.errors import CaseError, DiskSpaceError, HandoffError, UsageError
 from analyzer.flows.cases import ingest_job, ingest_with, load_case
 from analyzer.flows.results import AnalyzeResult, write_text
 from analyzer.flows.settings import AnalyzeSettings
@@ -97,57 +102,73 @@ def analyze(
         if out is None:
             raise UsageError("a handoff needs -o DIR (it is unpacked and re-diagnosed there)")
         return analyze_handoff(handoff, Path(out), settings)
-    ingested = False
     catalogue = load_catalogue(list(settings.signatures))
-    with runner.session():
-        if first is not None and is_case(first):
-            case_dir = first
-            report_dir = Path(out) if out is not None else case_dir
-        else:
-            if out is None:
-                raise UsageError(
-                    "a bundle needs -o DIR (the case goes to DIR/case, reports to DIR)"
+    lock: AbstractContextManager[None]
+    from_bundle = not (first is not None and is_case(first))
+    if first is not None and not from_bundle:
+        case_dir = first
+        report_dir = Path(out) if out is not None else case_dir
+        lock = contextlib.nullcontext()
+    elif out is None:
+        raise UsageError("a bundle needs -o DIR (the case goes to DIR/case, reports to DIR)")
+    else:
+        report_dir = Path(out)
+        case_dir = report_dir / CASE_SUBDIR
+        # The case is written into OUT: one process at a time, from the ingest to the last
+        # report (the lock `culprit ingest` takes).
+        check_replaceable(case_dir)
+        lock = case_lock(case_dir, wait_s=settings.wait_s)
+    with lock:
+        ingested = False
+        with runner.session():
+            if from_bundle:
+                job, identity = ingest_job(
+                    paths, settings.read, settings.limits, None, settings.scratch
                 )
-            report_dir = Path(out)
-            case_dir = report_dir / CASE_SUBDIR
-            job, identity = ingest_job(paths, settings.read, settings.limits, None)
-            result = ingest_with(
-                runner,
-                job,
-                identity,
-                case_dir,
-                force=False,
-                progress=progress,
-                jobs=settings.jobs,
-            )
-            ingested = not result.reused
-        opened = load_case(case_dir)
-        matched = needs_matching(opened, catalogue)
-        if matched:
-            runner.match(opened, catalogue, chosen)
-    quote = _quote(settings, opened)
-    findings = diagnose(
-        opened,
-        catalogue,
-        Settings(skew_s=settings.skew_s, silence_s=settings.silence_s),
-        redact=quote,
-    )
-    try:
-        report_dir.mkdir(parents=True, exist_ok=True)
+                result = ingest_with(
+                    runner,
+                    job,
+                    identity,
+                    case_dir,
+                    force=False,
+                    progress=progress,
+                    jobs=settings.jobs,
+                    space_check=settings.space_check,
+                )
+                ingested = not result.reused
+            opened = load_case(case_dir)
+            matched = needs_matching(opened, catalogue)
+            if matched:
+                runner.match(opened, catalogue, chosen)
+        quote = _quote(settings, opened)
+        findings = diagnose(
+            opened,
+            catalogue,
+            Settings(skew_s=settings.skew_s, silence_s=settings.silence_s),
+            redact=quote,
+        )
         findings_path = report_dir / FINDINGS_FILE
         report_path = report_dir / REPORT_FILE
-        write_text(findings_path, findings.model_dump_json(indent=2) + "\n")
-        write_text(report_path, render(findings))
-        if settings.html:
-            from analyzer.report import html as html_report
+        try:
+            report_dir.mkdir(parents=True, exist_ok=True)
+            write_text(findings_path, findings.model_dump_json(indent=2) + "\n")
+            write_text(report_path, render(findings))
+            if settings.html:
+                from analyzer.report import html as html_report
 
-            write_text(
-                report_dir / HTML_FILE,
-                html_report.render(opened, findings, catalogue, redact=quote),
-            )
-    except OSError as exc:
-        raise CaseError(f"cannot write the reports: {exc}", path=str(report_dir)) from None
-    return AnalyzeResult(case_dir, findings_path, report_path, findings, ingested, matched)
+                write_text(
+                    report_dir / HTML_FILE,
+                    html_report.render(opened, findings, catalogue, redact=quote),
+                )
+        except OSError as exc:
+            raise _unwritable(exc, "cannot write the reports", report_dir) from None
+        return AnalyzeResult(case_dir, findings_path, report_path, findings, ingested, matched)
+
+
+def _unwritable(exc: OSError, what: str, where: Path) -> CaseError:
+    if space.is_disk_full(exc):
+        return DiskSpaceError(f"no space left on device; {what}", path=str(where))
+    return CaseError(f"{what}: {exc}", path=str(where))
 
 
 def _handoff_input(paths: Sequence[str | Path], settings: AnalyzeSettings) -> Path | None:
@@ -254,7 +275,7 @@ def report(
         target.mkdir(parents=True, exist_ok=True)
         write_text(target / name, text)
     except OSError as exc:
-        raise CaseError(f"cannot write the report: {exc}", path=str(target)) from None
+        raise _unwritable(exc, "cannot write the report", target) from None
     return target / name
 
 

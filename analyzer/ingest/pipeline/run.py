@@ -11,15 +11,17 @@ goes on; only a bundle-wide cap stops the run.
 from __future__ import annotations
 
 import datetime as dt
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from analyzer.bundle import Bundle, Member, archive_kind
 from analyzer.case.inputs import Issue, ReadOptions
 from analyzer.case.writer import CaseWriter
-from analyzer.errors import ExpansionLimitError
+from analyzer.errors import CaseError, ExpansionLimitError
 from analyzer.ingest.pipeline.files import (
     BATCH_BYTES,
     BATCH_FILE_BYTES,
@@ -29,7 +31,13 @@ from analyzer.ingest.pipeline.files import (
     read_files,
 )
 from analyzer.ingest.pipeline.progress import NullProgress, Progress
-from analyzer.ingest.pipeline.workers import MIN_PARALLEL_BYTES, WorkerPool, replay
+from analyzer.ingest.pipeline.workers import (
+    MIN_PARALLEL_BYTES,
+    READ_AHEAD_BYTES,
+    SPOOL_RATIO,
+    WorkerPool,
+    replay,
+)
 
 
 @dataclass
@@ -47,6 +55,9 @@ class IngestRun:
     #: ``None``). A sharded ingest numbers every member of the bundle, so a file has the same
     #: id and row ids in whichever shard reads it, and writes records only for its own.
     owns: Callable[[Member, int], bool] | None = None
+    #: Where worker processes spool rows (a directory of its own is made inside); the case's
+    #: staging directory when ``None``.
+    scratch: Path | None = None
     _next_id: int = 0
     _by_path: dict[str, dict[str, Any]] = field(default_factory=dict)
     _ids: dict[str, int] = field(default_factory=dict)
@@ -117,12 +128,17 @@ class IngestRun:
 
     def _pool(self) -> WorkerPool | None:
         """A worker pool when there is enough on disk to be worth one."""
-        if self.jobs < 2:
+        if not _parallel([size for _, size in self.bundle.plain_file_sizes()], self.jobs):
             return None
-        count, size = self.bundle.plain_files()
-        if count < 2 or size < MIN_PARALLEL_BYTES:
-            return None  # one file is read by one process either way
-        return WorkerPool(self.jobs, self.writer.staging / "spool")
+        if self.scratch is None:
+            return WorkerPool(self.jobs, self.writer.staging / "spool")
+        try:
+            spool = Path(tempfile.mkdtemp(prefix="culprit-spool-", dir=self.scratch))
+        except OSError as exc:
+            raise CaseError(
+                f"cannot create a scratch directory: {exc}", path=str(self.scratch)
+            ) from None
+        return WorkerPool(self.jobs, spool)
 
     def _dispatch(
         self, pool: WorkerPool | None, group: list[tuple[Member, dict[str, Any]]]
@@ -223,6 +239,24 @@ class IngestRun:
             self.writer,
             self.progress,
         )
+
+
+def scratch_bytes(bundle: Bundle, jobs: int) -> int:
+    """The most bytes the worker processes' spool holds at once when ``jobs`` processes read
+    ``bundle`` (0 when they would not start): the rows of every group in flight, which is at
+    most :data:`READ_AHEAD_BYTES` of files plus the group submitted last, times
+    :data:`SPOOL_RATIO`. Compressed files count at their size on disk (an underestimate)."""
+    sizes = [size for _, size in bundle.plain_file_sizes()]
+    if not _parallel(sizes, jobs):
+        return 0
+    in_flight = min(sum(sizes), READ_AHEAD_BYTES + max(max(sizes), BATCH_BYTES))
+    return int(in_flight * SPOOL_RATIO)
+
+
+def _parallel(sizes: list[int], jobs: int) -> bool:
+    """Whether worker processes read plain files of these sizes: one file is read by one
+    process either way, and a small bundle costs more to start workers for than it saves."""
+    return jobs >= 2 and len(sizes) >= 2 and sum(sizes) >= MIN_PARALLEL_BYTES
 
 
 def _group_full(group: list[tuple[Member, dict[str, Any]]]) -> bool:
