@@ -4,6 +4,7 @@ names, and the limits a walk through it keeps."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tarfile
 import zipfile
@@ -13,13 +14,15 @@ from pathlib import Path
 from typing import Final, Literal
 
 from analyzer import defaults
+from analyzer.bundle.archives import MemberCutError
 from analyzer.errors import BundleError, ExpansionLimitError
 from analyzer.streams import Content, CorruptStreamError, ExpansionBudget, Readable
 
 #: ``file`` is read; ``archive`` is walked (its files follow); ``link`` is listed but read at its
-#: target; ``refused`` is unsafe or not a regular file; ``damaged`` reports that an archive
-#: already listed could not be read past some point.
-MemberStatus = Literal["file", "link", "refused", "archive", "damaged"]
+#: target; ``refused`` is unsafe or not a regular file; ``unreadable`` is a directory (or a
+#: file) the walk may not list or read; ``damaged`` reports that an archive already listed
+#: could not be read past some point.
+MemberStatus = Literal["file", "link", "refused", "unreadable", "archive", "damaged"]
 
 
 _TAR_SUFFIXES: Final = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".tar.zstd")
@@ -46,6 +49,20 @@ class BundleLimits:
     max_depth: int = 3
 
 
+@dataclass(frozen=True)
+class FileStamp:
+    """What a file on disk looked like when it was listed."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileStamp:
+        return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
 @dataclass
 class Member:
     """One file of the bundle.
@@ -68,6 +85,11 @@ class Member:
     sha256: str | None = None
     #: Where a plain file (not inside an archive) lies on disk: another process can open it.
     disk_path: Path | None = None
+    #: The file on disk as listed (size, mtime, inode): compared after the read, so a file
+    #: that shrank or changed meanwhile is not taken for complete.
+    stamp: FileStamp | None = None
+    #: The expansion budget of the archive the member is in (``None``: the bundle's).
+    budget: ExpansionBudget | None = field(default=None, repr=False)
 
     def open(self) -> Readable:
         """The member's stored bytes as a stream."""
@@ -140,7 +162,7 @@ class GuardedStream:
     def read(self, size: int = -1, /) -> bytes:
         try:
             data = self._raw.read(size)
-        except ExpansionLimitError:
+        except (ExpansionLimitError, MemberCutError):
             raise
         except CorruptStreamError as exc:
             # The archive around this member broke off: say so at the member's own position.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
@@ -124,3 +124,30 @@ def _print_ingested(out: Path, result: IngestResult, elapsed: float) -> None:
             f"quarantined, {counts.repaired:,} repaired; see `culprit case info {out}`",
             style="yellow",
         )
+    if counts.files_refused + counts.files_partial:
+        for line in _problem_files(out):
+            screen.print(f"  {line}", style="yellow", markup=False)
+
+
+#: The files a warning names, at most (``culprit case info`` lists them all).
+_NAMED: Final = 10
+
+
+def _problem_files(out: Path) -> list[str]:
+    """Each file not read, or not read to its end, with why: a count alone hid which file of
+    thousands a rotation cut or a permission kept out."""
+    from analyzer import api
+
+    table = api.query(
+        out,
+        "SELECT path, status, coalesce(detail, '') AS detail FROM files "
+        "WHERE status NOT IN ('read', 'archive', 'link') ORDER BY file_id "
+        f"LIMIT {_NAMED + 1}",
+    )
+    rows = table.to_pylist()
+    lines = [
+        f"{r['path']}: {r['status']}" + (f": {r['detail']}" if r["detail"] else "") for r in rows
+    ]
+    if len(rows) > _NAMED:
+        lines[_NAMED:] = ["… and more (culprit case info lists them all)"]
+    return lines

@@ -42,6 +42,8 @@ class ReadContext:
     issues: list[Issue] = field(default_factory=list)
     #: Whether a file-level problem was noted (the file was not read to its end).
     incomplete: bool = False
+    #: The first problem with the file as a whole (its inventory record's detail).
+    first_problem: str | None = None
     #: Where the year of year-less stamps came from (see
     #: :func:`analyzer.ingest.lines.hints.year_anchor`).
     year_from: str | None = None
@@ -59,6 +61,7 @@ class ReadContext:
     def file_issue(self, reason: str, *, line: int = 0, offset: int = 0) -> None:
         """Note a problem with the file as a whole."""
         self.incomplete = True
+        self.first_problem = self.first_problem or reason
         self.issues.append(Issue("file", line, offset, reason))
 
     def take_issues(self) -> list[Issue]:

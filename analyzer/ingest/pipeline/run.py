@@ -3,7 +3,8 @@
 For each bundle member, in bundle order: plain files on disk are read in groups (runs of
 small ones together, a large one alone), here or in worker processes
 (:mod:`analyzer.ingest.pipeline.workers`); members inside archives are read here; refused and
-damaged members are listed in the inventory with a quarantine entry. The per-file reading is
+damaged members, and directories or files that cannot be read, are listed in the inventory
+with a quarantine entry. The per-file reading is
 :mod:`analyzer.ingest.pipeline.files`. Problems with one file are recorded and the next file
 goes on; only a bundle-wide cap stops the run.
 """
@@ -14,7 +15,6 @@ import datetime as dt
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -146,17 +146,25 @@ class IngestRun:
         """Read a group of plain files: here, or submitted to the pool."""
         if not group:
             return
-        job_of = partial(FileJob, options=self.options, forced_reader=self.forced_reader)
         if pool is None:
             self.progress.file(group[0][0].path)
-            items = [(job_of(m.path, m.mtime), m.open, record) for m, record in group]
+            items = [(self._job(m), m.open, record) for m, record in group]
             read_files(items, self.bundle.budget, self.writer, self.progress)
             return
         while pool.full():
             self._take(pool)
         pool.submit(
-            [(job_of(m.path, m.mtime), m.disk_path, record) for m, record in group],
-            self.bundle.budget,
+            [(self._job(m), m.disk_path, record) for m, record in group], self.bundle.budget
+        )
+
+    def _job(self, member: Member) -> FileJob:
+        return FileJob(
+            member.path,
+            member.mtime,
+            self.options,
+            self.forced_reader,
+            disk_path=member.disk_path,
+            stamp=member.stamp,
         )
 
     def _drain(self, pool: WorkerPool | None) -> None:
@@ -212,7 +220,7 @@ class IngestRun:
 
     def _list_only(self, member: Member) -> None:
         record = self._new_record(member, member.status)
-        if member.status == "refused":
+        if member.status in ("refused", "unreadable"):
             self.writer.add_issues(
                 record["file_id"], member.path, [Issue("file", 0, 0, member.detail or "refused")]
             )
@@ -232,10 +240,10 @@ class IngestRun:
         if member.opener is None:  # pragma: no cover - "file" members always have one
             raise AssertionError(member.path)
         read_file(
-            FileJob(member.path, member.mtime, self.options, self.forced_reader),
+            self._job(member),
             member.open,
             record,
-            self.bundle.budget,
+            member.budget or self.bundle.budget,
             self.writer,
             self.progress,
         )
