@@ -116,3 +116,9 @@ def _print_ingested(out: Path, result: IngestResult, elapsed: float) -> None:
             f"quarantined, {counts.repaired:,} repaired; see `culprit case info {out}`",
             style="yellow",
         )
+    if counts.out_of_range:
+        screen.print(
+            f"warning: {counts.out_of_range:,} rows have out-of-range timestamps (kept without "
+            f"a time; no verdict rests on them); see `culprit case info {out}`",
+            style="yellow",
+        )
