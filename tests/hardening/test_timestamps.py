@@ -23,6 +23,7 @@ import polars as pl
 
 from analyzer import api
 from analyzer.diagnose.findings import Findings, Verdict
+from analyzer.report import modelarts_zh
 from tests.conftest import EXAMPLE
 from tests.engine.conftest import same_case, sharded_case
 from tests.helpers import check_accounting, ns, read_table
@@ -280,6 +281,10 @@ def test_a_bundle_with_out_of_range_rows_keeps_its_verdict(tmp_path: Path) -> No
     assert "7 row(s) in 4 file(s) have out-of-range timestamps" in report
     assert "`kubectl/llm-pretrain-slice-0-3-h3j9d.log`: 2 row(s)" in report
     assert "Input coverage" not in clean.report_path.read_text()
+    chinese = modelarts_zh.render(dirty.findings)
+    assert "## 数据覆盖" in chinese and "4 个文件中有 7 行的时间戳超出范围" in chinese
+    page = api.report_html(dirty.case)
+    assert "<h2>Input coverage</h2>" in page and "7 row(s) in 4 file(s)" in page
     check_accounting(dirty.case)
     findings = Findings.model_validate_json(dirty.findings_path.read_text())
     assert findings.bundle.files == dirty.findings.bundle.files
