@@ -24,9 +24,9 @@ MAX_EXPANSION_RATIO: Final = 200.0
 MAX_LINE_BYTES: Final = 1 << 20
 
 #: A row's time must lie in these years (inclusive); a time outside them is ``out_of_range``
-#: (:data:`analyzer.schema.TS_QUALITIES`): a negative epoch, a
-#: placeholder (9999-12-31, 0001-01-01), a stamp nanoseconds since 1970 cannot hold. Not an
-#: option: no incident of a training job lies outside them.
+#: (:data:`analyzer.schema.TS_QUALITIES`): a negative epoch, a placeholder (9999-12-31,
+#: 0001-01-01), a stamp nanoseconds since 1970 cannot hold. Not options (nor the outlier days
+#: below): no incident of a training job lies outside them.
 TS_EARLIEST_YEAR: Final = 1970
 TS_LATEST_YEAR: Final = 2100
 #: A row whose time lies more than this many days from every row of its file's main stretch
