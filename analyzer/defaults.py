@@ -23,6 +23,18 @@ MAX_EXPANSION_RATIO: Final = 200.0
 #: (:class:`analyzer.case.inputs.ReadOptions`).
 MAX_LINE_BYTES: Final = 1 << 20
 
+#: A row's time must lie in these years (inclusive); a time outside them is ``out_of_range``
+#: (:data:`analyzer.schema.TS_QUALITIES`): a negative epoch, a placeholder (9999-12-31,
+#: 0001-01-01), a stamp nanoseconds since 1970 cannot hold. Not options (nor the outlier days
+#: below): no incident of a training job lies outside them.
+TS_EARLIEST_YEAR: Final = 1970
+TS_LATEST_YEAR: Final = 2100
+#: A row whose time lies more than this many days from every row of its file's main stretch
+#: (the rows around the file's median time, without a gap this long between them) is also
+#: ``out_of_range`` (:mod:`analyzer.case.stamps`): a clock reset to 1970 at boot or one
+#: mistyped stamp in a file must not open an attempt or sort before the incident.
+TS_FILE_OUTLIER_DAYS: Final = 30
+
 # -- where the work runs and how rows are matched ---------------------------------------------
 
 #: Ingest and matching run in this process (:data:`analyzer.engine.ENGINES`).

@@ -127,6 +127,12 @@ def _print_ingested(out: Path, result: IngestResult, elapsed: float) -> None:
     if counts.files_refused + counts.files_partial:
         for line in _problem_files(out):
             screen.print(f"  {line}", style="yellow", markup=False)
+    if counts.out_of_range:
+        screen.print(
+            f"warning: {counts.out_of_range:,} rows have out-of-range timestamps (kept without "
+            f"a time; no verdict rests on them); see `culprit case info {out}`",
+            style="yellow",
+        )
 
 
 #: The files a warning names, at most (``culprit case info`` lists them all).

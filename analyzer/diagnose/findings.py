@@ -8,9 +8,9 @@ bundle and tool version give byte-identical findings.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 SCHEMA_VERSION: Final = "culprit-findings/1"
 
@@ -140,6 +140,16 @@ class BundleFile(_Model):
     sha256: str | None
     rows: int
     quarantined: int
+    #: Rows whose time the case could not place (``ts_quality = out_of_range``); not written
+    #: when there are none, so findings of clean bundles stay as they were.
+    out_of_range: int = 0
+
+    @model_serializer(mode="wrap")
+    def _omit_zero(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.out_of_range:
+            data.pop("out_of_range", None)
+        return data
 
 
 class BundleSummary(_Model):

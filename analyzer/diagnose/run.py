@@ -331,6 +331,7 @@ def _bundle(case: Case, data: CaseData) -> BundleSummary:
             sha256=r["sha256"],
             rows=int(r["rows"] or 0),
             quarantined=int(r["quarantined"] or 0),
+            out_of_range=int(r["out_of_range"] or 0),
         )
         for r in data.files.sort("path").iter_rows(named=True)
     ]

@@ -19,6 +19,7 @@ from typing import ClassVar, Final, Protocol
 import polars as pl
 
 from analyzer.case.inputs import FileCounts, Issue, ReadOptions
+from analyzer.schema import TS_LATEST
 from analyzer.streams import Content
 
 #: Bytes of decoded content a reader's ``sniff`` gets to look at.
@@ -70,8 +71,13 @@ class ReadContext:
         return issues
 
     def anchor_date(self) -> dt.date:
-        """A date near the logs, for year inference when nothing better is known."""
-        if self.mtime is not None:
+        """A date near the logs, for year inference when nothing better is known.
+
+        An mtime of 0 (a tar writer that set none) or outside the years a case accepts says
+        nothing about the logs: it would give their year-less stamps a year that is then out
+        of range.
+        """
+        if self.mtime is not None and 0 < self.mtime < TS_LATEST.timestamp():
             return dt.datetime.fromtimestamp(self.mtime, tz=dt.UTC).date()
         return dt.datetime.now(tz=dt.UTC).date()
 

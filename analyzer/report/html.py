@@ -20,11 +20,12 @@ import jinja2
 import polars as pl
 from markdown_it import MarkdownIt
 
+from analyzer import defaults
 from analyzer.case.store import Case
 from analyzer.diagnose.evidence import CaseData, load
 from analyzer.diagnose.findings import Citation, EvidenceRow, Findings, Verdict
 from analyzer.report.heat import MESSAGE_CHARS, heat_strip
-from analyzer.report.markdown import time_text
+from analyzer.report.markdown import LISTED_FILES, out_of_range_files, time_text
 from analyzer.report.templating import html_environment
 from analyzer.signatures.catalog import KNOWLEDGE_DIR, Catalogue
 
@@ -72,6 +73,13 @@ def render(
             rows=_cited_rows(findings),
             anchor=_anchor,
             case_rows=case.meta.counts.rows,
+            out_of_range=out_of_range_files(findings),
+            listed=LISTED_FILES,
+            ts_years=(
+                defaults.TS_EARLIEST_YEAR,
+                defaults.TS_LATEST_YEAR,
+                defaults.TS_FILE_OUTLIER_DAYS,
+            ),
         )
     )
 

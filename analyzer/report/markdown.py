@@ -9,10 +9,20 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
-from analyzer.diagnose.findings import Citation, EvidenceRow, Findings, Statement, Verdict
+from analyzer import defaults
+from analyzer.diagnose.findings import (
+    BundleFile,
+    Citation,
+    EvidenceRow,
+    Findings,
+    Statement,
+    Verdict,
+)
 
 #: Where knowledge pages are linked (relative to the catalogue's knowledge folder).
 KNOWLEDGE_LINK = "knowledge/{page}.md"
+#: Files listed by name under a coverage count; the rest are counted.
+LISTED_FILES = 10
 
 
 def time_text(value: dt.datetime | None) -> str:
@@ -97,6 +107,33 @@ def _timeline(rows: list[EvidenceRow]) -> list[str]:
     return lines
 
 
+def out_of_range_files(findings: Findings) -> list[BundleFile]:
+    """The files with rows whose time the case could not place."""
+    return [f for f in findings.bundle.files if f.out_of_range]
+
+
+def _input_coverage(findings: Findings) -> list[str]:
+    """What the verdict could not use: rows with out-of-range times (nothing when none)."""
+    files = out_of_range_files(findings)
+    if not files:
+        return []
+    total = sum(f.out_of_range for f in files)
+    lines = [
+        "## Input coverage",
+        "",
+        f"{total:,} row(s) in {len(files):,} file(s) have out-of-range timestamps (before "
+        f"{defaults.TS_EARLIEST_YEAR}, after {defaults.TS_LATEST_YEAR}, or more than "
+        f"{defaults.TS_FILE_OUTLIER_DAYS} days from the rest of their file): they are kept with "
+        "their text and line (`ts_quality = out_of_range`), but no first error, attempt or "
+        "clock offset rests on them.",
+        "",
+    ]
+    lines += [f"- `{f.path}`: {f.out_of_range:,} row(s)" for f in files[:LISTED_FILES]]
+    if len(files) > LISTED_FILES:
+        lines.append(f"- … and {len(files) - LISTED_FILES:,} more file(s)")
+    return [*lines, ""]
+
+
 def render(findings: Findings) -> str:
     verdict = findings.verdict
     lines = [
@@ -147,6 +184,7 @@ def render(findings: Findings) -> str:
     lines += ["## Negative findings", ""]
     lines += [f"- {n}" for n in verdict.negative_findings] or ["- None."]
     lines += [""]
+    lines += _input_coverage(findings)
     if findings.coverage:
         registered = sum(c.registered for c in findings.coverage)
         stopped = [c for c in findings.coverage if c.stopped_before_incident]

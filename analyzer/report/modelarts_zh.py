@@ -8,8 +8,16 @@ when the information is not enough). Citations are the same as in the default re
 
 from __future__ import annotations
 
+from analyzer import defaults
 from analyzer.diagnose.findings import Findings, Verdict
-from analyzer.report.markdown import KNOWLEDGE_LINK, cite, quote, time_text
+from analyzer.report.markdown import (
+    KNOWLEDGE_LINK,
+    LISTED_FILES,
+    cite,
+    out_of_range_files,
+    quote,
+    time_text,
+)
 
 #: 故障级别 of a verdict: how much of the job the failure stopped.
 _LEVEL = {
@@ -35,6 +43,28 @@ def _status(verdict: Verdict) -> str:
 
 def _task(findings: Findings, verdict: Verdict) -> str:
     return f"第 {verdict.attempt} 次运行（共 {len(findings.attempts)} 次），{verdict.hosts} 个节点"
+
+
+def _coverage(findings: Findings) -> list[str]:
+    """数据覆盖: rows with out-of-range timestamps (nothing when none)."""
+    files = out_of_range_files(findings)
+    if not files:
+        return []
+    total = sum(f.out_of_range for f in files)
+    lines = [
+        "",
+        "## 数据覆盖",
+        "",
+        f"{len(files):,} 个文件中有 {total:,} 行的时间戳超出范围（早于 "
+        f"{defaults.TS_EARLIEST_YEAR} 年、晚于 {defaults.TS_LATEST_YEAR} 年，或与同一文件其余行相差"
+        f"超过 {defaults.TS_FILE_OUTLIER_DAYS} 天）：这些行保留原文和行号"
+        "（`ts_quality = out_of_range`），但不用于判定首个错误、运行次数或时钟偏差。",
+        "",
+    ]
+    lines += [f"- `{f.path}`：{f.out_of_range:,} 行" for f in files[:LISTED_FILES]]
+    if len(files) > LISTED_FILES:
+        lines.append(f"- 另有 {len(files) - LISTED_FILES:,} 个文件")
+    return lines
 
 
 def render(findings: Findings) -> str:
@@ -93,6 +123,7 @@ def render(findings: Findings) -> str:
     if verdict.confidence == "LOW":
         follow += [s for s in verdict.next_steps if s not in steps]
     lines += [f"- {item}" for item in follow] or ["- 信息充分，无需补充采集。"]
+    lines += _coverage(findings)
     if verdict.first_error is not None:
         page = verdict.first_error.knowledge
         lines += ["", f"参考：[{page}]({KNOWLEDGE_LINK.format(page=page)})"]

@@ -207,6 +207,7 @@ class IngestRun:
             "quarantined": 0,
             "repaired": 0,
             "duplicates": 0,
+            "out_of_range": 0,
             "ts_min": None,
             "ts_max": None,
             "year_from": None,
