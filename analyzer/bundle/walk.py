@@ -23,11 +23,13 @@ from typing import Literal
 
 from analyzer.bundle.archives import Seekable, tar_extract, zip_mtime, zip_open
 from analyzer.bundle.members import (
+    COLLECTION_DETAIL,
     BundleLimits,
     Member,
     archive_kind,
     content_hash_of,
     display_name,
+    is_collection_record,
     link_target_inside,
     safe_relative,
 )
@@ -120,6 +122,7 @@ class Bundle:
             (rel, file.stat().st_size)
             for rel, file in self._disk_files()
             if not (archive_kind(file.name) and self.limits.max_depth >= 1)
+            and not is_collection_record(rel)
         ]
 
     def disk_files(self) -> list[tuple[str, Path]]:
@@ -155,6 +158,19 @@ class Bundle:
 
     def _disk_file(self, path: Path, rel: str) -> Iterator[Member]:
         st = path.stat()
+        if is_collection_record(rel):
+            # Hashed like any file on disk, so the bundle's content hash stays the sum of
+            # its members'.
+            yield Member(
+                rel,
+                st.st_size,
+                st.st_mtime,
+                "collection",
+                detail=COLLECTION_DETAIL,
+                on_disk=True,
+                sha256=hash_file(path),
+            )
+            return
         if archive_kind(path.name) and self.limits.max_depth >= 1:
             archive = Member(rel, st.st_size, st.st_mtime, "archive", on_disk=True)
             yield archive
@@ -245,6 +261,9 @@ class Bundle:
         if not info.isfile():
             yield Member(rel, 0, None, "refused", detail="not a regular file")
             return
+        if is_collection_record(rel):
+            yield Member(rel, info.size, float(info.mtime), "collection", detail=COLLECTION_DETAIL)
+            return
         if archive_kind(clean) and depth < self.limits.max_depth:
             nested = Member(rel, info.size, float(info.mtime), "archive")
             yield nested
@@ -293,6 +312,9 @@ class Bundle:
                 yield Member(rel, 0, None, "link", detail=f"link to {display_name(target)}")
             else:
                 yield Member(rel, 0, None, "refused", detail="link points outside the bundle")
+            return
+        if is_collection_record(rel):
+            yield Member(rel, info.file_size, mtime, "collection", detail=COLLECTION_DETAIL)
             return
         if info.flag_bits & 0x1:
             yield Member(rel, info.file_size, mtime, "refused", detail="member is encrypted")
