@@ -104,15 +104,17 @@ class CollectBars:
         """A command began."""
         self._written[step.id] = 0
         self._running[step.id] = self._progress.add_task(
-            f"  {_shown(step.id)}", total=None, what="0 B"
+            f"  {_shown(step.id)}", total=None, what=""
         )
 
     def advanced(self, step: Any, count: int) -> None:
         """A command wrote ``count`` more bytes."""
+        from rich.filesize import decimal
+
         task = self._running.get(step.id)
         if task is not None:
             self._written[step.id] = written = self._written.get(step.id, 0) + count
-            self._progress.update(task, what=f"{written / 2**20:,.1f} MiB")
+            self._progress.update(task, what=decimal(written))
 
     def finished(self, step: Any, result: Any, skipped: bool) -> None:
         """A command ended (or was complete already)."""

@@ -74,7 +74,19 @@ def _collect(
     settings: RunSettings,
     progress: Progress | None,
 ) -> CollectResult:
-    runner = Runner(bundle, settings, progress)
+    with Runner(bundle, settings, progress) as runner:
+        return _run(platform, target, window, build, runner, settings)
+
+
+def _run(
+    platform: Platform,
+    target: dict[str, str],
+    window: tuple[str, str] | None,
+    build: Builder,
+    runner: Runner,
+    settings: RunSettings,
+) -> CollectResult:
+    bundle = runner.bundle
     discovered: list[Step] = []
 
     def discover(step: Step) -> bytes:
@@ -94,8 +106,10 @@ def _collect(
         runner.children.stop_all()
         runner.finish(plan if plan.steps else _so_far(plan, discovered), interrupted=True)
         raise KeyboardInterrupt from None
-    except CollectError:
-        runner.finish(_so_far(plan, discovered), interrupted=True)
+    except BaseException:
+        # A discovery that failed (or a bug): the record still says what was done.
+        runner.children.stop_all()
+        runner.finish(plan if plan.steps else _so_far(plan, discovered), interrupted=True)
         raise
     manifest = runner.finish(plan, interrupted=False)
     results = [runner.results[s.id] for s in plan.steps if s.id in runner.results]

@@ -26,6 +26,8 @@ RESULTS_FILE: Final = f"{RECORD_DIR}/results.jsonl"
 MANIFEST_FILE: Final = f"{RECORD_DIR}/manifest.json"
 STDERR_DIR: Final = f"{RECORD_DIR}/stderr"
 PARTIAL_DIR: Final = f"{RECORD_DIR}/partial"
+#: Held (flock) by the collection writing into the folder.
+LOCK_FILE: Final = f"{RECORD_DIR}/lock"
 #: Format of plan.json, results.jsonl and manifest.json.
 FORMAT: Final = "culprit-collect/1"
 

@@ -8,6 +8,7 @@ recorded, and ``manifest.json`` says the collection is not.
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import shutil
@@ -22,8 +23,10 @@ from typing import IO, Protocol
 from analyzer import defaults
 from analyzer.collect import process
 from analyzer.collect.plan import (
+    LOCK_FILE,
     PARTIAL_DIR,
     PLAN_FILE,
+    RECORD_DIR,
     RESULTS_FILE,
     VERSION_ARGV,
     Capture,
@@ -165,12 +168,27 @@ class Runner:
         self._versions: dict[str, str | None] = {}
         self._version_locks: dict[str, threading.Lock] = {}
         bundle.mkdir(parents=True, exist_ok=True)
+        (bundle / RECORD_DIR).mkdir(exist_ok=True)
+        self._lock_file = (bundle / LOCK_FILE).open("a")
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock_file.close()
+            raise CollectError(
+                "another culprit collect is writing into this folder", path=str(bundle)
+            ) from None
         # Left by a collection that was killed: unredacted, never part of the bundle.
         shutil.rmtree(bundle / PARTIAL_DIR, ignore_errors=True)
         (bundle / PARTIAL_DIR).mkdir(parents=True)
         self.results = read_results(bundle)
         done = sum(r.bytes for r in self.results.values() if r.status in COLLECTED)
         self.budget = _Budget(settings.total_cap - done)
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock_file.close()  # releases the lock
 
     # -- the record ---------------------------------------------------------------------------
 

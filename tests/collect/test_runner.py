@@ -94,6 +94,8 @@ def test_ctrl_c_leaves_a_valid_partial_bundle_that_resumes(
         "-o",
         str(out),
         "-q",
+        "--concurrency",
+        "1",  # worker-3's log is the last command: everything before it is complete
     ]
     child = subprocess.Popen(command, env=fake_cloud.environ(), stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
@@ -220,3 +222,16 @@ def test_no_credential_file_is_opened_and_no_shell_runs(
     assert opened and not [p for p in opened if p.startswith(str(home))]
     assert shells == []
     assert {c["passed"] for c in fake_cloud.calls()} == {"passed-through"}
+
+
+def test_two_collections_cannot_write_into_one_folder(tmp_path: Path) -> None:
+    from analyzer.collect.runner import Runner
+    from analyzer.errors import CollectError
+
+    with (
+        Runner(tmp_path / "b", api.RunSettings()),
+        pytest.raises(CollectError, match="another culprit collect is writing"),
+    ):
+        Runner(tmp_path / "b", api.RunSettings())
+    with Runner(tmp_path / "b", api.RunSettings()):
+        pass  # free again

@@ -38,7 +38,7 @@ def _plan(script: str) -> dict[str, Any]:
     return plan
 
 
-def test_the_gke_script_holds_the_plans_exact_commands(
+def test_the_gke_script_holds_the_plans_exact_commands_and_runs(
     gke: tuple[Path, GkeWorld], fake_cloud: FakeCloud, tmp_path: Path
 ) -> None:
     _, world = gke
@@ -64,6 +64,20 @@ def test_the_gke_script_holds_the_plans_exact_commands(
     for step in plan["steps"]:
         assert f"# Needs: {step['permission']}." in script
         assert shlex.join(["run", step["id"]]) in script
+    # And bash runs it into the bundle culprit collects.
+    (tmp_path / "collect.sh").write_text(script)
+    done = subprocess.run(
+        ["bash", str(tmp_path / "collect.sh"), str(tmp_path / "scripted")],
+        capture_output=True,
+        text=True,
+        env=fake_cloud.environ(),
+    )
+    assert done.returncode == 0, done.stderr
+    ran = runner.invoke(app, ["collect", "gke", *world.args(), "-o", str(tmp_path / "ran"), "-q"])
+    assert ran.exit_code == 0, ran.output
+    assert _files(tmp_path / "scripted") == _files(tmp_path / "ran")
+    verified = api.verify_collection(tmp_path / "scripted")
+    assert verified.intact and verified.complete and verified.failed == []
 
 
 def test_the_modelarts_script_writes_the_bundle_culprit_would(
