@@ -75,6 +75,7 @@ def _collect(
     progress: Progress | None,
 ) -> CollectResult:
     with Runner(bundle, settings, progress) as runner:
+        runner.claim(platform, target)
         return _run(platform, target, window, build, runner, settings)
 
 

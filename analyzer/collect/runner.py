@@ -192,19 +192,26 @@ class Runner:
 
     # -- the record ---------------------------------------------------------------------------
 
-    def write_plan(self, plan: Plan) -> None:
-        """Write ``plan.json`` (refusing a folder that holds another collection's plan)."""
+    def claim(self, platform: str, target: dict[str, str]) -> None:
+        """Refuse a folder that holds another collection (another platform, job or cluster);
+        the same one is resumed. Nothing in the folder is changed either way."""
         path = self.bundle / PLAN_FILE
-        text = plan_json(plan)
-        if path.exists():
+        if not path.exists():
+            return
+        try:
             old = json.loads(path.read_text(encoding="utf-8"))
-            if old.get("platform") != plan.platform or old.get("target") != plan.target:
-                raise CollectError(
-                    "the folder holds another collection (another job or cluster); "
-                    "collect into a new folder",
-                    path=str(self.bundle),
-                )
-        write_atomic(path, (text + "\n").encode())
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise CollectError(f"not JSON: {exc}", path=PLAN_FILE) from None
+        if old.get("platform") != platform or old.get("target") != target:
+            raise CollectError(
+                "the folder holds another collection (another job or cluster); "
+                "collect into a new folder",
+                path=str(self.bundle),
+            )
+
+    def write_plan(self, plan: Plan) -> None:
+        """Write ``plan.json`` (the whole plan, or the discovery so far)."""
+        write_atomic(self.bundle / PLAN_FILE, (plan_json(plan) + "\n").encode())
 
     def _record(self, result: StepResult) -> StepResult:
         with self._lock:

@@ -235,3 +235,18 @@ def test_two_collections_cannot_write_into_one_folder(tmp_path: Path) -> None:
         Runner(tmp_path / "b", api.RunSettings())
     with Runner(tmp_path / "b", api.RunSettings()):
         pass  # free again
+
+
+def test_a_folder_holding_another_collection_is_refused(
+    ma: tuple[Path, ModelArtsWorld], fake_cloud: FakeCloud, tmp_path: Path
+) -> None:
+    _, world = ma
+    out = tmp_path / "b"
+    assert _collect(world, out)[0] == 0
+    other = ["--job-id", "0f2ccdbb-4f34-4d53-afb9-d526f3be8c68", "--region", world.region]
+
+    result = runner.invoke(app, ["collect", "modelarts", *other, "-o", str(out), "-q"])
+
+    assert result.exit_code == 2
+    assert "the folder holds another collection" in result.stderr
+    assert api.verify_collection(out).intact
