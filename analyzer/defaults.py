@@ -70,3 +70,20 @@ TOP_HOSTS: Final = 20
 #: Rows of context per host on each side of the first error in a handoff
 #: (:mod:`analyzer.handoff`).
 HANDOFF_CONTEXT: Final = 5
+
+# -- collecting a bundle (``culprit collect``, :mod:`analyzer.collect`) ------------------------
+
+#: How far back a collection reaches when neither ``--since`` nor ``--start`` is given.
+COLLECT_SINCE: Final = "2h"
+#: Bytes one command may write into the bundle (its output is cut there, and says so).
+COLLECT_SOURCE_CAP: Final = 1 << 30
+#: Bytes all commands together may write; the commands after it are recorded as skipped.
+COLLECT_TOTAL_CAP: Final = 16 << 30
+#: Commands running at the same time.
+COLLECT_CONCURRENCY: Final = 4
+#: Seconds one command may run before it is stopped.
+COLLECT_TIMEOUT_S: Final = 600.0
+#: Attempts of a command refused for quota (RESOURCE_EXHAUSTED, "Quota exceeded", HTTP 429).
+COLLECT_ATTEMPTS: Final = 5
+#: Seconds before the first retry after a quota error; doubled for each further one.
+COLLECT_BACKOFF_S: Final = 2.0

@@ -81,3 +81,9 @@ class SignatureError(AnalyzerError):
 class HandoffError(AnalyzerError):
     """A handoff bundle is damaged, tampered with, or not a handoff at all (``path`` names the
     archive, and the message the member)."""
+
+
+class CollectError(AnalyzerError):
+    """A collection cannot start or go on: an option the plan cannot use, a discovery command
+    that failed (``path`` names the command's output in the bundle), a bundle folder that holds
+    another collection."""

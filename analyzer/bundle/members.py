@@ -21,8 +21,15 @@ from analyzer.streams import Content, CorruptStreamError, ExpansionBudget, Reada
 #: ``file`` is read; ``archive`` is walked (its files follow); ``link`` is listed but read at its
 #: target; ``refused`` is unsafe or not a regular file; ``unreadable`` is a directory (or a
 #: file) the walk may not list or read; ``damaged`` reports that an archive already listed
-#: could not be read past some point.
-MemberStatus = Literal["file", "link", "refused", "unreadable", "archive", "damaged"]
+#: could not be read past some point; ``collection`` is ``culprit collect``'s own record inside
+#: a collected bundle (:data:`COLLECTION_DIR`), listed and never read as a log.
+MemberStatus = Literal["file", "link", "refused", "unreadable", "archive", "damaged", "collection"]
+
+#: The folder in which ``culprit collect`` keeps its record of a collection (the plan, each
+#: command's result and error output, the Kubernetes objects it listed). Its files are not
+#: logs: read as text, a failed command's ``429 Too Many Requests`` would become evidence.
+COLLECTION_DIR: Final = "culprit-collect"
+COLLECTION_DETAIL: Final = "culprit collect's record of the collection: listed, not read as a log"
 
 
 _TAR_SUFFIXES: Final = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".tar.zstd")
@@ -96,6 +103,12 @@ class Member:
         if self.opener is None:
             raise BundleError(f"member is not readable ({self.status})", path=self.path)
         return GuardedStream(self.opener(), self.path)
+
+
+def is_collection_record(path: str) -> bool:
+    """Whether the bundle path ``path`` lies in a collection record folder (at any depth: a
+    folder may hold several collected bundles, a tar may keep the bundle's own name)."""
+    return COLLECTION_DIR in path.split("/")[:-1]
 
 
 def display_name(name: str) -> str:

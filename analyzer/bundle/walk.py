@@ -33,12 +33,14 @@ from analyzer.bundle.archives import (
     zip_open,
 )
 from analyzer.bundle.members import (
+    COLLECTION_DETAIL,
     BundleLimits,
     FileStamp,
     Member,
     archive_kind,
     content_hash_of,
     display_name,
+    is_collection_record,
     link_target_inside,
     safe_relative,
 )
@@ -153,6 +155,8 @@ class Bundle:
         for rel, file in self._disk_files():
             if archive_kind(file.name) and self.limits.max_depth >= 1:
                 continue
+            if is_collection_record(rel):
+                continue
             try:
                 sizes.append((rel, file.stat().st_size))
             except OSError:
@@ -221,6 +225,19 @@ class Bundle:
         except OSError as exc:
             detail = f"gone before it could be read ({os_reason(exc)})"
             yield Member(rel, 0, None, "unreadable", detail=detail)
+            return
+        if is_collection_record(rel):
+            # Hashed like any file on disk, so the bundle's content hash stays the sum of
+            # its members'.
+            yield Member(
+                rel,
+                st.st_size,
+                st.st_mtime,
+                "collection",
+                detail=COLLECTION_DETAIL,
+                on_disk=True,
+                sha256=hash_file_or_none(path),
+            )
             return
         if archive_kind(path.name) and self.limits.max_depth >= 1:
             archive = Member(rel, st.st_size, st.st_mtime, "archive", on_disk=True)
@@ -348,6 +365,9 @@ class Bundle:
         if not info.isfile():
             yield Member(rel, 0, None, "refused", detail="not a regular file")
             return
+        if is_collection_record(rel):
+            yield Member(rel, info.size, float(info.mtime), "collection", detail=COLLECTION_DETAIL)
+            return
         opener: Callable[[], Readable] = (
             partial(tar_extract, tar, info)
             if info.sparse is not None
@@ -462,6 +482,9 @@ class Bundle:
                 yield Member(rel, 0, None, "link", detail=f"link to {display_name(target)}")
             else:
                 yield Member(rel, 0, None, "refused", detail="link points outside the bundle")
+            return
+        if is_collection_record(rel):
+            yield Member(rel, info.file_size, mtime, "collection", detail=COLLECTION_DETAIL)
             return
         if info.flag_bits & 0x1:
             yield Member(rel, info.file_size, mtime, "refused", detail="member is encrypted")

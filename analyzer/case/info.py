@@ -66,7 +66,8 @@ def summarize(case: Case, *, top_hosts: int = defaults.TOP_HOSTS) -> CaseInfo:
         attention = _records(
             connection,
             "SELECT path, status, coalesce(reader, '') AS reader, coalesce(detail, '') AS detail "
-            "FROM files WHERE status NOT IN ('read', 'archive') OR reader = 'unrecognized' "
+            "FROM files WHERE status NOT IN ('read', 'archive', 'collection') "
+            "OR reader = 'unrecognized' "
             "ORDER BY file_id",
         )
         unbalanced = _records(

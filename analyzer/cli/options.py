@@ -128,3 +128,40 @@ HandoffSha256 = Annotated[
         "--sha256", help="Refuse a handoff archive whose sha256 is not this (given out of band)."
     ),
 ]
+
+# -- collecting a bundle (defaults: RunSettings) ------------------------------------------------
+
+PrintCommands = Annotated[
+    bool,
+    typer.Option(
+        "--print-commands",
+        help="Print the commands as a bash script (with why and the permission each needs) "
+        "instead of running them; only the discovery listing runs here.",
+    ),
+]
+CollectOut = Annotated[
+    Path | None,
+    typer.Option("-o", "--out", help="The bundle folder to collect into (re-running resumes it)."),
+]
+Concurrency = Annotated[int, typer.Option(help="Commands running at the same time.")]
+CommandTimeout = Annotated[
+    float, typer.Option("--timeout", help="Seconds one command may run before it is stopped.")
+]
+SourceCap = Annotated[
+    int, typer.Option(help="Bytes one command may write (its output is cut there, and says so).")
+]
+TotalCap = Annotated[
+    int, typer.Option(help="Bytes all commands may write; the rest are recorded as skipped.")
+]
+Attempts = Annotated[
+    int, typer.Option(help="Attempts of a command refused for quota (429, RESOURCE_EXHAUSTED).")
+]
+Backoff = Annotated[
+    float, typer.Option(help="Seconds before the first retry after a quota error (doubled).")
+]
+CollectNoRedact = Annotated[
+    bool,
+    typer.Option(
+        "--no-redact", help="Write what the commands print without redacting tokens and keys."
+    ),
+]

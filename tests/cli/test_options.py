@@ -58,6 +58,19 @@ MIRRORS: list[tuple[tuple[str, ...], str, Any]] = [
     (("report",), "no_redact", not AnalyzeSettings().redact),
     (("handoff",), "context", keyword_default(api.handoff, "context")),
     (("handoff",), "context", handoff.DEFAULT_CONTEXT),
+    *[
+        ((("collect", platform)), option, getattr(api.RunSettings(), field))
+        for platform in ("gke", "modelarts")
+        for option, field in (
+            ("concurrency", "concurrency"),
+            ("timeout", "timeout_s"),
+            ("source_cap", "source_cap"),
+            ("total_cap", "total_cap"),
+            ("attempts", "attempts"),
+            ("backoff", "backoff_s"),
+        )
+    ],
+    *[(("collect", p), "no_redact", not api.RunSettings().redact) for p in ("gke", "modelarts")],
 ]
 
 #: Defaults only the command line has: how it prints, where the dashboard listens, the
