@@ -14,6 +14,7 @@ from __future__ import annotations
 from analyzer.bundle import BundleLimits
 from analyzer.case.info import CaseInfo
 from analyzer.case.inputs import ReadOptions
+from analyzer.diagnose.host_errors import HostErrors
 from analyzer.engine.merge import MergeResult
 from analyzer.engine.shards import PartMeta
 from analyzer.flows.analysis import (
@@ -21,6 +22,7 @@ from analyzer.flows.analysis import (
     analyze,
     diagnose_case,
     findings_schema,
+    host_errors,
     report,
     report_html,
 )
@@ -73,6 +75,7 @@ __all__ = [
     "CaseInfo",
     "HandoffCheck",
     "HandoffResult",
+    "HostErrors",
     "IngestResult",
     "LineMatch",
     "MatchResult",
@@ -88,6 +91,7 @@ __all__ = [
     "findings_schema",
     "handoff",
     "handoff_keygen",
+    "host_errors",
     "ingest",
     "ingest_shard",
     "lint_signatures",
