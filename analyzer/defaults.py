@@ -48,3 +48,13 @@ TOP_HOSTS: Final = 20
 #: Rows of context per host on each side of the first error in a handoff
 #: (:mod:`analyzer.handoff`).
 HANDOFF_CONTEXT: Final = 5
+
+# -- the dashboard (culprit serve) ------------------------------------------------------------
+
+#: One SQL query of the dashboard is stopped after this many seconds
+#: (:class:`analyzer.serve.queries.QueryLimits`).
+SERVE_QUERY_TIMEOUT_S: Final = 10.0
+#: Memory one SQL query of the dashboard may use (DuckDB ``memory_limit``; no spilling).
+SERVE_QUERY_MEMORY: Final = "1GB"
+#: SQL queries the dashboard runs at once; more are refused with 503 until one ends.
+SERVE_MAX_QUERIES: Final = 4
