@@ -29,6 +29,7 @@ from analyzer.collect import (
 )
 from analyzer.collect import verify as verify_collection
 from analyzer.collect import window as collection_window
+from analyzer.diagnose.host_errors import HostErrors
 from analyzer.engine.merge import MergeResult
 from analyzer.engine.shards import PartMeta
 from analyzer.flows.analysis import (
@@ -36,6 +37,7 @@ from analyzer.flows.analysis import (
     analyze,
     diagnose_case,
     findings_schema,
+    host_errors,
     report,
     report_html,
 )
@@ -90,6 +92,7 @@ __all__ = [
     "GkeTarget",
     "HandoffCheck",
     "HandoffResult",
+    "HostErrors",
     "IngestResult",
     "LineMatch",
     "MatchResult",
@@ -113,6 +116,7 @@ __all__ = [
     "gke_script",
     "handoff",
     "handoff_keygen",
+    "host_errors",
     "ingest",
     "ingest_shard",
     "lint_signatures",

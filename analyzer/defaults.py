@@ -87,3 +87,13 @@ COLLECT_TIMEOUT_S: Final = 600.0
 COLLECT_ATTEMPTS: Final = 5
 #: Seconds before the first retry after a quota error; doubled for each further one.
 COLLECT_BACKOFF_S: Final = 2.0
+
+# -- the dashboard (culprit serve) ------------------------------------------------------------
+
+#: One SQL query of the dashboard is stopped after this many seconds
+#: (:class:`analyzer.serve.queries.QueryLimits`).
+SERVE_QUERY_TIMEOUT_S: Final = 10.0
+#: Memory one SQL query of the dashboard may use (DuckDB ``memory_limit``; no spilling).
+SERVE_QUERY_MEMORY: Final = "1GB"
+#: SQL queries the dashboard runs at once; more are refused with 503 until one ends.
+SERVE_MAX_QUERIES: Final = 4

@@ -61,26 +61,8 @@ def diagnose(
     and pod generations the full case did; its recorded attempts do).
     """
     settings = settings or Settings()
-    data = load(case, catalogue)
-    activity = data.activity()
-    if attempts is None:
-        attempts = attempts_mod.split(activity, silence_s=settings.silence_s)
-    evidence = attempts_mod.assign_labelled(data.evidence.lazy(), attempts).collect()
-    last_seen, started = _workload_span(activity, attempts)
-    tolerance = int(settings.skew_s * 1e9)
-    drafts = [
-        decide(
-            Context(
-                data=data,
-                attempt=attempt,
-                evidence=evidence.filter(pl.col("attempt_index") == attempt.index),
-                last_seen=last_seen.get(attempt.index, {}),
-                workload_start=started.get(attempt.index),
-                tolerance_ns=tolerance,
-            )
-        )
-        for attempt in attempts
-    ]
+    data, evidence, contexts = attempt_contexts(case, catalogue, settings, attempts=attempts)
+    drafts = [decide(context) for context in contexts]
     daemon = _daemon_activity(data)
     extra = daemon["last_row"].to_list()
     quote = _redaction(redact, drafts)
@@ -95,6 +77,36 @@ def diagnose(
         coverage=_coverage(daemon, evidence, drafts, quoted),
         settings={"skew_s": settings.skew_s, "silence_s": settings.silence_s},
     )
+
+
+def attempt_contexts(
+    case: Case,
+    catalogue: Catalogue,
+    settings: Settings,
+    *,
+    attempts: list[attempts_mod.Attempt] | None = None,
+) -> tuple[CaseData, pl.DataFrame, list[Context]]:
+    """The case's evidence read once, labelled with its attempt (``attempt_index``), and the
+    context each attempt's verdict is decided in."""
+    data = load(case, catalogue)
+    activity = data.activity()
+    if attempts is None:
+        attempts = attempts_mod.split(activity, silence_s=settings.silence_s)
+    evidence = attempts_mod.assign_labelled(data.evidence.lazy(), attempts).collect()
+    last_seen, started = _workload_span(activity, attempts)
+    tolerance = int(settings.skew_s * 1e9)
+    contexts = [
+        Context(
+            data=data,
+            attempt=attempt,
+            evidence=evidence.filter(pl.col("attempt_index") == attempt.index),
+            last_seen=last_seen.get(attempt.index, {}),
+            workload_start=started.get(attempt.index),
+            tolerance_ns=tolerance,
+        )
+        for attempt in attempts
+    ]
+    return data, evidence, contexts
 
 
 def _redaction(redact: Redactor | None, drafts: list[VerdictDraft]) -> Redactor:

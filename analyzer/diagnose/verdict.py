@@ -31,13 +31,21 @@ from analyzer.diagnose.knowledge import page
 from analyzer.signatures.classes import UNKNOWN
 
 
-def decide(context: Context) -> VerdictDraft:
-    """The verdict of one attempt."""
+def candidates(context: Context) -> tuple[pl.DataFrame, skew.Offsets, pl.DataFrame]:
+    """The attempt's evidence as the first-error rule reads it: times corrected by measured
+    clock offsets (``rank_ts``), catch-all roots yielding to a specific reading of their row,
+    unrelated infrastructure events made context. Also the offsets and the rows set aside
+    (the verdict states both)."""
     offsets = skew.estimate(context.evidence)
     ranked = skew.corrected(context.evidence, offsets)
     ranked = first_error.yield_to_specific(ranked)
     aside = relevance.unrelated(context, ranked)
-    ranked = relevance.set_aside(ranked, aside)
+    return relevance.set_aside(ranked, aside), offsets, aside
+
+
+def decide(context: Context) -> VerdictDraft:
+    """The verdict of one attempt."""
+    ranked, offsets, aside = candidates(context)
     winner = first_error.pick(ranked, "root", context.tolerance_ns)
     role = "root"
     if winner is None:

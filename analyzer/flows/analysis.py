@@ -37,6 +37,7 @@ from analyzer.signatures.matching import catalogue_digest, matches_meta
 from analyzer.streams import ExpansionBudget
 
 if TYPE_CHECKING:
+    from analyzer.diagnose.host_errors import HostErrors
     from analyzer.redact import Redactor
 
 #: Where ``analyze`` puts the case of a bundle, under its output directory.
@@ -229,6 +230,28 @@ def _diagnosed(
         redact=quote,
     )
     return opened, catalogue, findings, quote
+
+
+def host_errors(case: str | Path, settings: AnalyzeSettings | None = None) -> HostErrors:
+    """Every host's error rows and first errors as the diagnosis reads them (the rule of
+    :mod:`analyzer.diagnose.host_errors`), without writing anything.
+
+    Raises:
+        CaseError: not a case, or the case has not been matched with this catalogue.
+    """
+    from analyzer.diagnose.host_errors import host_errors as read_host_errors
+    from analyzer.diagnose.run import Settings
+
+    settings = settings or AnalyzeSettings()
+    opened = load_case(case)
+    catalogue = load_catalogue(list(settings.signatures))
+    if needs_matching(opened, catalogue):
+        raise CaseError(
+            "the case is not matched with this catalogue; run `culprit match`", path=str(case)
+        )
+    return read_host_errors(
+        opened, catalogue, Settings(skew_s=settings.skew_s, silence_s=settings.silence_s)
+    )
 
 
 def report_html(case: str | Path, settings: AnalyzeSettings | None = None) -> str:

@@ -70,7 +70,7 @@ def render(
             strip_json=_script_json(strip),
             knowledge=pages,
             context=context,
-            rows=_cited_rows(findings),
+            rows=_cited_rows(findings, _coverage_rows(data, findings, redact)),
             anchor=_anchor,
             case_rows=case.meta.counts.rows,
             out_of_range=out_of_range_files(findings),
@@ -94,13 +94,43 @@ def _script_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _cited_rows(findings: Findings) -> list[EvidenceRow]:
-    """Every row the findings quote, once, in time order (the anchors citations link to)."""
+def _cited_rows(findings: Findings, more: list[EvidenceRow]) -> list[EvidenceRow]:
+    """Every row the findings cite, once, in time order (the anchors citations link to):
+    the verdicts' rows, then ``more`` (rows only the coverage table cites)."""
     seen: dict[int, EvidenceRow] = {}
     for verdict in findings.attempts:
         for row in [*verdict.evidence, *verdict.timeline, *verdict.leads]:
             seen.setdefault(row.citation.row_id, row)
+    for row in more:
+        seen.setdefault(row.citation.row_id, row)
     return sorted(seen.values(), key=lambda r: (r.ts is None, r.ts, r.citation.row_id))
+
+
+def _coverage_rows(
+    data: CaseData, findings: Findings, redact: Callable[[str], str]
+) -> list[EvidenceRow]:
+    """The rows the coverage table cites (each daemon's last row): findings carry only their
+    citations, and a citation must link to its quoted row like every other."""
+    wanted = {c.row_id: c for entry in findings.coverage for c in entry.citations}
+    if not wanted:
+        return []
+    found = (
+        data.rows()
+        .filter(pl.col("row_id").is_in(list(wanted)))
+        .select("row_id", "ts", pl.col("host").cast(pl.String), "message")
+        .collect()
+    )
+    return [
+        EvidenceRow(
+            citation=wanted[row_id],
+            ts=ts,
+            host=host,
+            signature=None,
+            role=None,
+            message=redact(message),
+        )
+        for row_id, ts, host, message in found.iter_rows()
+    ]
 
 
 def _context(

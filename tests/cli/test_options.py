@@ -22,6 +22,7 @@ from analyzer.cli import query, replay, serve
 from analyzer.diagnose.run import Settings
 from analyzer.engine import ENGINES
 from analyzer.flows.settings import AnalyzeSettings
+from analyzer.serve.queries import QueryLimits
 from analyzer.signatures.backends import BACKENDS, DEFAULT_BACKEND, backend_named
 from tests.cli.commands import command_tree, parameter, walk
 
@@ -71,6 +72,9 @@ MIRRORS: list[tuple[tuple[str, ...], str, Any]] = [
         )
     ],
     *[(("collect", p), "no_redact", not api.RunSettings().redact) for p in ("gke", "modelarts")],
+    (("serve",), "query_timeout", QueryLimits().timeout_s),
+    (("serve",), "query_memory", QueryLimits().memory),
+    (("serve",), "max_queries", QueryLimits().max_queries),
 ]
 
 #: Defaults only the command line has: how it prints, where the dashboard listens, the
