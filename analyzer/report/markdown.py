@@ -13,6 +13,8 @@ from analyzer.diagnose.findings import Citation, EvidenceRow, Findings, Statemen
 
 #: Where knowledge pages are linked (relative to the catalogue's knowledge folder).
 KNOWLEDGE_LINK = "knowledge/{page}.md"
+#: The host × time picture written beside report.md (:mod:`analyzer.report.timeline`).
+TIMELINE_FILE = "timeline.svg"
 
 
 def time_text(value: dt.datetime | None) -> str:
@@ -107,6 +109,8 @@ def render(findings: Findings) -> str:
         f"Bundle `{findings.bundle.id[:12]}`: {findings.bundle.rows:,} rows from "
         f"{len(findings.bundle.files):,} files, {findings.bundle.hosts:,} hosts. culprit "
         f"{findings.tool_version}, catalogue `{findings.catalogue_digest[:12]}`.",
+        "",
+        f"![Hosts over time: first errors, attempt starts, the culprit first]({TIMELINE_FILE})",
         "",
     ]
     if verdict.first_error is not None:

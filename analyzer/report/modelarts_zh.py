@@ -9,7 +9,7 @@ when the information is not enough). Citations are the same as in the default re
 from __future__ import annotations
 
 from analyzer.diagnose.findings import Findings, Verdict
-from analyzer.report.markdown import KNOWLEDGE_LINK, cite, quote, time_text
+from analyzer.report.markdown import KNOWLEDGE_LINK, TIMELINE_FILE, cite, quote, time_text
 
 #: 故障级别 of a verdict: how much of the job the failure stopped.
 _LEVEL = {
@@ -53,6 +53,8 @@ def render(findings: Findings) -> str:
             f"| {_task(findings, attempt)} | {_status(attempt)} | {_LEVEL[attempt.confidence]} |"
         )
     lines += [
+        "",
+        f"![主机 × 时间分布：首个错误与各次运行起点，故障主机在最上方]({TIMELINE_FILE})",
         "",
         "## 根因",
         "",
