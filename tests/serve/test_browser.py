@@ -16,7 +16,7 @@ import uvicorn
 
 from analyzer import api
 from analyzer.serve.app import create_app, trusted_hosts
-from tests.conftest import Page
+from tests.conftest import Page, serious_violations
 from tests.serve.test_app import build_cases
 
 
@@ -111,4 +111,29 @@ def test_sql_form_runs_a_query(page: Page, origin: str, cases: Path) -> None:
         first["n"]
     )
     page.screenshot("serve-sql")
+    assert page.blocked == []
+
+
+def test_axe_finds_no_serious_violation_on_any_page(page: Page, origin: str, cases: Path) -> None:
+    """Every page of the dashboard, as served: the case list, the report (the real
+    report.html), the hosts, one host, the SQL form with a result, and an error page; in
+    light and dark mode."""
+    culprit = api.diagnose_case(cases / "inc1" / "case").verdict.culprit.host
+    sql = "SELECT host, count(*) AS n FROM rows GROUP BY 1 ORDER BY 1"
+    paths = [
+        "/",
+        "/case/inc1/case/report",
+        "/case/inc1/case/hosts",
+        f"/case/inc1/case/hosts/{culprit}",
+        "/case/inc1/case/sql",
+        f"/case/inc1/case/sql?q={sql}",
+        "/case/no-such-case/hosts",
+    ]
+    found = {}
+    for scheme in ("light", "dark"):
+        page.page.emulate_media(color_scheme=scheme)
+        for path in paths:
+            page.page.goto(f"{origin}{path}")
+            found[scheme, path] = serious_violations(page.page)
+    assert {where: said for where, said in found.items() if said} == {}
     assert page.blocked == []
