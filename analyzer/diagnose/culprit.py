@@ -466,7 +466,7 @@ def _named_subject(
     shown = said(
         "subject.named",
         f"{label} {first.name}",
-        kind=kind_message(first.kind if first.kind in words or first.kind == "host" else "ip"),
+        kind=message(f"label.{label}"),
         name=first.name,
     )
     if len(unmapped) > 1:
