@@ -33,7 +33,16 @@ from analyzer.diagnose.draft import (
     when,
     when_message,
 )
-from analyzer.diagnose.findings import CulpritKind, Message, SubjectKind
+from analyzer.diagnose.findings import CulpritKind, SubjectKind
+from analyzer.diagnose.unmapped import (
+    how_of,
+    kind_message,
+    named_subject,
+    reporter,
+    undetermined,
+    unmapped_claim,
+    writer,
+)
 from analyzer.hosts import HostMap
 
 
@@ -222,7 +231,7 @@ def _culprit(
     host: str | None = None
     cited = [row_id]
     unmapped: list[subjects.Subject] = []
-    named_subject: tuple[SubjectKind, str] | None = None
+    named_as: tuple[SubjectKind, str] | None = None
     if rule == "emitter" and row["host"] is not None:
         host = str(row["host"])
         claims.append(
@@ -235,16 +244,16 @@ def _culprit(
             )
         )
     elif rule == "emitter":
-        writer = _writer(row) or _reporter(context, row)
-        if writer is not None:
-            unmapped.append(writer)
+        wrote = writer(row) or reporter(context, row)
+        if wrote is not None:
+            unmapped.append(wrote)
     elif rule.startswith("capture:") or rule == "pod":
         named = _subjects_of(context, row)
         found = [s for s in named if s.host is not None]
         if found:
             subject = found[0]
             host = subject.host
-            named_subject = (subject.kind, subject.name)
+            named_as = (subject.kind, subject.name)
             proof = _alias_rows(context.host_map, str(host), subject.name)
             cited += proof
             claims.append(
@@ -272,7 +281,7 @@ def _culprit(
             found = [s for s in named if s.host is not None]
             if found:
                 host = found[0].host
-                named_subject = (found[0].kind, found[0].name)
+                named_as = (found[0].kind, found[0].name)
                 claims.append(
                     Claim(
                         f"The next line of the same error names {found[0].name!r}: "
@@ -306,9 +315,9 @@ def _culprit(
             )
         )
     if host is None and unmapped:
-        return _named_subject(context, row, unmapped, cited), [
+        return named_subject(context, row, unmapped, cited), [
             *claims,
-            _unmapped_claim(unmapped, cited),
+            unmapped_claim(unmapped, cited),
         ]
     if host is None:
         silent = _silent_first(context)
@@ -364,32 +373,12 @@ def _culprit(
             host,
             cited,
             None if support is None else support.text,
-            named_subject,
+            named_as,
             blamed.message,
             None if support is None else support.message,
         ),
         claims,
     )
-
-
-def undetermined() -> CulpritDraft:
-    """The culprit when nothing names one."""
-    return CulpritDraft(
-        "undetermined",
-        "not determined",
-        None,
-        [],
-        subject_message=message("subject.undetermined"),
-    )
-
-
-def kind_message(kind: str) -> Message:
-    """A subject kind (task, rank, pod…) as a catalogue message."""
-    return message(f"kind.{kind}")
-
-
-def how_of(subject: subjects.Subject) -> Message | str:
-    return subject.how_message or message("how.writer")
 
 
 #: How many rows after the first error a line of the same error may name its subject.
@@ -416,87 +405,6 @@ def _companion(
         if named:
             return int(other["row_id"]), named
     return None
-
-
-def _writer(row: dict[str, object]) -> subjects.Subject | None:
-    """The subject that wrote a row without a host: its rank (torch_npu's ``RankID:3``, a
-    ``[rank3]:`` prefix of a pasted log), its worker (a ModelArts task, a TPU worker of a
-    Cloud Logging entry) or its pod."""
-    if row.get("rank") is not None:
-        return subjects.Subject(str(row["rank"]), None, "the row's writer", "rank")
-    if row.get("worker") is not None:
-        # Only a pasted log's worker column holds a rank (the ``[rankN]:`` prefix).
-        kind: SubjectKind = "rank" if row.get("source") == "text" else "worker"
-        return subjects.Subject(str(row["worker"]), None, "the row's writer", kind)
-    if row.get("pod") is not None:
-        return subjects.Subject(str(row["pod"]), None, "the row's writer", "pod")
-    return None
-
-
-def _reporter(context: Context, row: dict[str, object]) -> subjects.Subject | None:
-    """The rank of the line just before ``row`` in its file when that line is torch_npu's
-    report of the CANN error ``row`` states (``[ERROR] … (PID:…, Device:3, RankID:3) ERR02200
-    …`` then ``EJ0001: …``): the error is that rank's."""
-    before = (
-        context.data.rows()
-        .filter(
-            (pl.col("row_id") == int(str(row["row_id"])) - 1)
-            & (pl.col("file_id") == row["file_id"])
-            & (pl.col("reader").cast(pl.String) == "modelarts.torch_npu")
-        )
-        .select(pl.col("extra").str.json_path_match("$.rank").cast(pl.Int32, strict=False))
-        .collect()
-    )
-    if before.height == 0 or before.item() is None:
-        return None
-    return subjects.Subject(str(before.item()), None, "the row's writer", "rank")
-
-
-def _named_subject(
-    context: Context,
-    row: dict[str, object],
-    unmapped: list[subjects.Subject],
-    cited: list[int],
-) -> CulpritDraft:
-    """The culprit when the first error names its subject (or was written by one) and no row
-    of the case ties that subject to a host: the subject itself, as the row writes it."""
-    first = unmapped[0]
-    words = {"task": "task", "worker": "worker", "rank": "rank", "pod": "pod", "node": "node"}
-    label = words.get(first.kind, "host" if first.kind == "host" else "address")
-    shown = said(
-        "subject.named",
-        f"{label} {first.name}",
-        kind=message(f"label.{label}"),
-        name=first.name,
-    )
-    if len(unmapped) > 1:
-        shown = said(
-            "subject.named.more",
-            f"{shown.text} (and {len(unmapped) - 1} more named on the same row)",
-            **shown.message.params,
-            more=len(unmapped) - 1,
-        )
-    kind: CulpritKind = "subject"
-    return CulpritDraft(
-        kind, shown.text, None, cited, None, (first.kind, first.name), shown.message
-    )
-
-
-def _unmapped_claim(unmapped: list[subjects.Subject], row_ids: list[int]) -> Claim:
-    names = ", ".join(f"{s.kind} {s.name!r}" for s in unmapped)
-    params: dict[str, str | int | float | Message] = {
-        "names": names,
-        "kind": kind_message(unmapped[0].kind),
-        "first": repr(unmapped[0].name),
-        "count": len(unmapped),
-    }
-    if unmapped[0].how == "the row's writer":
-        text = f"The row was written by {names}; no row of the case ties it to a host."
-        key = "claim.unmapped_writer"
-    else:
-        text = f"The rows name {names} as the one at fault; no row of the case ties it to a host."
-        key = "claim.unmapped_named"
-    return Claim(text, "observed", None, list(dict.fromkeys(row_ids)), message(key, **params))
 
 
 def _silent_first(context: Context) -> tuple[str, list[int], Said] | None:
@@ -629,7 +537,7 @@ def unexplained(context: Context) -> tuple[CulpritDraft, list[Claim]] | None:
                 message("subject.host", host=subject.host),
             )
         else:
-            draft = _named_subject(context, row, named, [row_id])
+            draft = named_subject(context, row, named, [row_id])
         claim = Claim(
             f"No signature explains the failure, but {row['signature']} ({row['title']}) names "
             f"{subject.kind} {subject.name!r} as the one that failed.",

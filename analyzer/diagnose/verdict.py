@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from analyzer.diagnose import first_error, relevance, skew
-from analyzer.diagnose.culprit import blame, undetermined, unexplained
+from analyzer.diagnose.culprit import blame, unexplained
 from analyzer.diagnose.draft import (
     MAX_CITED,
     Claim,
@@ -33,6 +33,7 @@ from analyzer.diagnose.draft import (
 )
 from analyzer.diagnose.findings import Confidence, Message
 from analyzer.diagnose.knowledge import page
+from analyzer.diagnose.unmapped import undetermined
 from analyzer.signatures.classes import UNKNOWN
 
 
