@@ -26,6 +26,16 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Message(_Model):
+    """A sentence as a key of the report's message catalogue (``analyzer/report/messages.toml``)
+    and its parameters, so a report can say it in another language. A parameter whose name
+    ends in ``_en`` is English text from the catalogue or a knowledge page (a signature's
+    title, a knowledge page's step) that has no translation; a parameter may be a message."""
+
+    key: str
+    params: dict[str, str | int | float | Message] = {}
+
+
 class Citation(_Model):
     """One input row: its bundle-relative path, 1-based line and the case's row id.
 
@@ -58,6 +68,7 @@ class Statement(_Model):
     basis: Basis
     rule: str | None = None
     citations: list[Citation]
+    message: Message | None = None
 
 
 class FirstError(_Model):
@@ -92,6 +103,9 @@ class Culprit(_Model):
     #: The task, worker, rank, pod, node, host or address the cited rows name (a host
     #: culprit's own name when it is the writer of the first error).
     named: NamedSubject | None = None
+    #: ``subject`` and ``support`` as messages.
+    subject_message: Message | None = None
+    support_message: Message | None = None
 
 
 class Coverage(_Model):
@@ -133,6 +147,12 @@ class Verdict(_Model):
     timeline: list[EvidenceRow]
     #: Most frequent error lines when no known signature explains the attempt.
     leads: list[EvidenceRow]
+    #: ``summary``, ``confidence_reason``, ``negative_findings`` and ``next_steps`` as
+    #: messages (the same order).
+    summary_message: Message | None = None
+    confidence_message: Message | None = None
+    negative_messages: list[Message] = []
+    next_step_messages: list[Message] = []
 
 
 class BundleFile(_Model):

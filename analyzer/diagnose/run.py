@@ -7,7 +7,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import polars as pl
 
@@ -25,6 +25,7 @@ from analyzer.diagnose.findings import (
     EvidenceRow,
     Findings,
     FirstError,
+    Message,
     NamedSubject,
     Statement,
     Verdict,
@@ -250,7 +251,30 @@ def _statement(
         basis="observed" if claim.basis == "observed" else "inferred",
         rule=claim.rule,
         citations=_citations(claim.row_ids, quoted),
+        message=_redacted(claim.message, redact),
     )
+
+
+@overload
+def _redacted(message: Message, redact: Callable[[str], str]) -> Message: ...
+@overload
+def _redacted(message: None, redact: Callable[[str], str]) -> None: ...
+def _redacted(message: Message | None, redact: Callable[[str], str]) -> Message | None:
+    """``message`` with every text parameter redacted as the English text is (a parameter
+    may quote a capture)."""
+    if message is None:
+        return None
+    params: dict[str, str | int | float | Message] = {
+        name: (
+            redact(value)
+            if isinstance(value, str)
+            else _redacted(value, redact)
+            if isinstance(value, Message)
+            else value
+        )
+        for name, value in message.params.items()
+    }
+    return Message(key=message.key, params=params)
 
 
 def _time(ns: int | None) -> dt.datetime | None:
@@ -306,12 +330,12 @@ def _verdict(
         failure_mode=draft.failure_mode,
         failure_class=draft.failure_class,
         summary=(
-            redact(draft.summary)
+            redact(draft.summary.text)
             if first is None
-            else f"{redact(draft.summary)} ({first.citation.path}:{first.citation.line})."
+            else f"{redact(draft.summary.text)} ({first.citation.path}:{first.citation.line})."
         ),
         confidence=draft.confidence,
-        confidence_reason=redact(draft.confidence_reason),
+        confidence_reason=redact(draft.confidence_reason.text),
         first_error=first,
         culprit=Culprit(
             kind=culprit.kind,
@@ -325,14 +349,31 @@ def _verdict(
                 if culprit.named is None
                 else NamedSubject(kind=culprit.named[0], name=culprit.named[1])
             ),
+            subject_message=_redacted(culprit.subject_message, redact),
+            support_message=culprit.support_message,
         ),
         statements=[_statement(c, quoted, redact) for c in draft.claims],
         conflicts=[_statement(c, quoted, redact) for c in draft.conflicts],
-        negative_findings=[redact(text) for text in draft.negative],
-        next_steps=[redact(text) for text in draft.next_steps],
+        negative_findings=[redact(item.text) for item in draft.negative],
+        next_steps=[redact(item.text) for item in draft.next_steps],
         evidence=[quoted[i] for i in cited if i in quoted and i not in draft.lead_ids],
         timeline=[quoted[i] for i in draft.timeline_ids if i in quoted],
         leads=[quoted[i] for i in draft.lead_ids if i in quoted],
+        summary_message=_redacted(
+            draft.summary.message
+            if first is None
+            else Message(
+                key="summary.cited",
+                params={
+                    "summary": draft.summary.message,
+                    "citation": f"{first.citation.path}:{first.citation.line}",
+                },
+            ),
+            redact,
+        ),
+        confidence_message=_redacted(draft.confidence_reason.message, redact),
+        negative_messages=[_redacted(item.message, redact) for item in draft.negative],
+        next_step_messages=[_redacted(item.message, redact) for item in draft.next_steps],
     )
 
 

@@ -24,6 +24,7 @@ from analyzer.flows.results import AnalyzeResult, write_text
 from analyzer.flows.settings import AnalyzeSettings
 from analyzer.ingest.pipeline.progress import Progress
 from analyzer.provenance.archive import is_handoff
+from analyzer.report import timeline
 from analyzer.report.registry import (
     FINDINGS_FILE,
     HTML_FILE,
@@ -31,6 +32,7 @@ from analyzer.report.registry import (
     REPORT_FORMATS,
     renderer,
 )
+from analyzer.report.timeline import TIMELINE_FILE
 from analyzer.signatures.catalog import Catalogue
 from analyzer.signatures.catalog import load as load_catalogue
 from analyzer.signatures.matching import catalogue_digest, matches_meta
@@ -154,6 +156,10 @@ def analyze(
             report_dir.mkdir(parents=True, exist_ok=True)
             write_text(findings_path, findings.model_dump_json(indent=2) + "\n")
             write_text(report_path, render(findings))
+            write_text(
+                report_dir / TIMELINE_FILE,
+                timeline.picture(opened, findings, catalogue, redact=quote),
+            )
             if settings.html:
                 from analyzer.report import html as html_report
 
@@ -286,17 +292,20 @@ def report(
         raise UsageError(f"unknown format {format!r}; known: {', '.join(REPORT_FORMATS)}")
     render = renderer(settings.template)
     target = Path(out) if out is not None else Path(case)
+    picture: str | None = None
     if format == "html":
         text, name = report_html(case, settings), HTML_FILE
+    elif format == "json":
+        text, name = diagnose_case(case, settings).model_dump_json(indent=2) + "\n", FINDINGS_FILE
     else:
-        findings = diagnose_case(case, settings)
-        if format == "json":
-            text, name = findings.model_dump_json(indent=2) + "\n", FINDINGS_FILE
-        else:
-            text, name = render(findings), REPORT_FILE
+        opened, catalogue, findings, quote = _diagnosed(case, settings)
+        text, name = render(findings), REPORT_FILE
+        picture = timeline.picture(opened, findings, catalogue, redact=quote)
     try:
         target.mkdir(parents=True, exist_ok=True)
         write_text(target / name, text)
+        if picture is not None:
+            write_text(target / TIMELINE_FILE, picture)
     except OSError as exc:
         raise _unwritable(exc, "cannot write the report", target) from None
     return target / name

@@ -15,6 +15,7 @@ from analyzer.errors import HandoffError
 from analyzer.provenance.layout import (
     FORMAT,
     MANIFEST,
+    OPTIONAL,
     REQUIRED,
     SIGNATURES_DIR,
     UNLISTED,
@@ -100,7 +101,7 @@ def check_members(manifest: Manifest, members: dict[str, bytes], where: str) -> 
         if name not in listed:
             raise HandoffError(f"member {name} is missing (the manifest omits it)", path=where)
     folders = _check_folders(manifest, where)
-    for name in sorted(listed - set(REQUIRED)):
+    for name in sorted(listed - set(REQUIRED) - set(OPTIONAL)):
         if not any(name.startswith(f"{folder}/") for folder in folders):
             raise HandoffError(f"member {name} is not part of a handoff", path=where)
         if PurePosixPath(name).suffix != ".toml":

@@ -24,7 +24,7 @@ from analyzer import defaults
 from analyzer.case.store import Case
 from analyzer.diagnose.evidence import CaseData, load
 from analyzer.diagnose.findings import Citation, EvidenceRow, Findings, Verdict
-from analyzer.report.heat import MESSAGE_CHARS, heat_strip
+from analyzer.report.heat import MESSAGE_CHARS, heat_strip, summary_rows
 from analyzer.report.markdown import LISTED_FILES, out_of_range_files, time_text
 from analyzer.report.templating import html_environment
 from analyzer.signatures.catalog import KNOWLEDGE_DIR, Catalogue
@@ -68,6 +68,7 @@ def render(
             final=findings.verdict,
             attempts=findings.attempts,
             strip_json=_script_json(strip),
+            strip_table=summary_rows(strip),
             knowledge=pages,
             context=context,
             rows=_cited_rows(findings, _coverage_rows(data, findings, redact)),
@@ -200,8 +201,17 @@ def _knowledge(findings: Findings, catalogue: Catalogue) -> list[dict[str, str]]
         path = KNOWLEDGE_DIR / f"{page}.md"
         if path.is_file():
             text = _FRONT_MATTER.sub("", path.read_text(encoding="utf-8"), count=1)
-            pages.append({"id": page, "html": _markdown().render(text)})
+            pages.append({"id": page, "html": _demote(_markdown().render(text))})
     return pages
+
+
+_HEADING: Final = re.compile(r"<(/?)h([1-6])>")
+
+
+def _demote(html: str) -> str:
+    """A page's headings two levels down: the report has one h1, and the pages sit under its
+    "Knowledge" h2."""
+    return _HEADING.sub(lambda m: f"<{m.group(1)}h{min(int(m.group(2)) + 2, 6)}>", html)
 
 
 @functools.lru_cache(maxsize=1)

@@ -40,6 +40,7 @@ EXPECTED = {
     "case/quarantine.parquet",
     "findings.json",
     "report.md",
+    "timeline.svg",
 }
 
 

@@ -663,7 +663,12 @@ def test_names_with_a_newline_and_invalid_utf8_are_escaped_and_cited(
     result = api.analyze([bundle], out, api.AnalyzeSettings(jobs=jobs))
     assert pools == ([2] if jobs == 2 else [])
     assert_only_changed(before, tree_state(arena.tmp), out)
-    assert sorted(entry.name for entry in out.iterdir()) == ["case", "findings.json", "report.md"]
+    assert sorted(entry.name for entry in out.iterdir()) == [
+        "case",
+        "findings.json",
+        "report.md",
+        "timeline.svg",
+    ]
     paths = read_table(out / "case", "files").filter(pl.col("status") == "read")["path"]
     assert sorted(paths) == sorted(SHOWN.values())
     for path in paths:

@@ -19,7 +19,7 @@ import uvicorn
 
 from analyzer import api
 from analyzer.serve.app import create_app, trusted_hosts
-from tests.conftest import Page
+from tests.conftest import Page, serious_violations
 from tests.serve.test_app import build_cases
 
 
@@ -253,4 +253,37 @@ def test_pages_and_the_real_report_work_under_their_content_security_policy(
     # The report's inline script (allowed by its hash) drew the heat strip.
     page.page.wait_for_selector("#heat-svg")
     assert violations == []
+
+
+def test_axe_finds_no_serious_violation_on_any_page(page: Page, origin: str, cases: Path) -> None:
+    """Every page of the dashboard, as served: the case list, the report (the real
+    report.html), the hosts, one host, the SQL form with a result, and an error page; in
+    light mode, and the first three in dark mode."""
+    culprit = api.diagnose_case(cases / "inc1" / "case").verdict.culprit.host
+    sql = "SELECT host, count(*) AS n FROM rows GROUP BY 1 ORDER BY 1"
+    paths = [
+        "/",
+        "/case/inc1/case/report",
+        "/case/inc1/case/hosts",
+        f"/case/inc1/case/hosts/{culprit}",
+        "/case/inc1/case/sql",
+        "/case/no-such-case/hosts",
+    ]
+    found = {}
+    # Dark mode only changes colours: the pages with the most of them suffice (axe takes
+    # seconds a page).
+    for scheme, shown in (("light", paths), ("dark", paths[:3])):
+        page.page.emulate_media(color_scheme=scheme)
+        for path in shown:
+            page.page.goto(f"{origin}{path}")
+            found[scheme, path] = serious_violations(page.page)
+    # The SQL page with a result: queries run only from the dashboard's own form (POST).
+    page.page.emulate_media(color_scheme="light")
+    page.page.goto(f"{origin}/case/inc1/case/sql")
+    page.page.fill("#q", sql)
+    with page.page.expect_navigation():
+        page.page.click("#run")
+    page.page.wait_for_selector("table.result")
+    found["light", "sql with a result"] = serious_violations(page.page)
+    assert {where: said for where, said in found.items() if said} == {}
     assert page.blocked == []
