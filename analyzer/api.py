@@ -1,7 +1,8 @@
 """The library's public face: everything the command line and the dashboard do is one call
 here. It re-exports the workflows of :mod:`analyzer.flows` (cases, the catalogue, analysis and
-reports, handoffs) and of :mod:`analyzer.replay` (regression replay, the real-log corpus);
-nothing is implemented in this module.
+reports, handoffs), of :mod:`analyzer.collect` (bundles collected from live jobs) and of
+:mod:`analyzer.replay` (regression replay, the real-log corpus); nothing is implemented in this
+module.
 
 >>> from analyzer import api
 >>> result = api.ingest(["bundle.tar.gz"], "case/")                  # doctest: +SKIP
@@ -14,6 +15,21 @@ from __future__ import annotations
 from analyzer.bundle import BundleLimits
 from analyzer.case.info import CaseInfo
 from analyzer.case.inputs import ReadOptions
+from analyzer.collect import (
+    CollectResult,
+    GkeTarget,
+    ModelArtsTarget,
+    RunSettings,
+    StepResult,
+    Verified,
+    collect_gke,
+    collect_modelarts,
+    gke_script,
+    modelarts_script,
+)
+from analyzer.collect import verify as verify_collection
+from analyzer.collect import window as collection_window
+from analyzer.diagnose.host_errors import HostErrors
 from analyzer.engine.merge import MergeResult
 from analyzer.engine.shards import PartMeta
 from analyzer.flows.analysis import (
@@ -21,6 +37,7 @@ from analyzer.flows.analysis import (
     analyze,
     diagnose_case,
     findings_schema,
+    host_errors,
     report,
     report_html,
 )
@@ -72,26 +89,38 @@ __all__ = [
     "AnalyzeSettings",
     "BundleLimits",
     "CaseInfo",
+    "CollectResult",
     "DiffEntry",
     "DiffResult",
+    "GkeTarget",
     "HandoffCheck",
     "HandoffResult",
+    "HostErrors",
     "IngestResult",
     "LineMatch",
     "MatchResult",
     "MergeResult",
+    "ModelArtsTarget",
     "PartMeta",
     "ReadOptions",
+    "RunSettings",
+    "StepResult",
+    "Verified",
     "accuracy",
     "analyze",
     "case_hosts",
     "case_info",
     "check_signatures",
+    "collect_gke",
+    "collect_modelarts",
+    "collection_window",
     "diagnose_case",
     "diff",
     "findings_schema",
+    "gke_script",
     "handoff",
     "handoff_keygen",
+    "host_errors",
     "ingest",
     "ingest_shard",
     "lint_signatures",
@@ -100,6 +129,7 @@ __all__ = [
     "match_line",
     "match_shard",
     "merge",
+    "modelarts_script",
     "query",
     "replay",
     "report",
@@ -108,5 +138,6 @@ __all__ = [
     "signature_precision",
     "signatures",
     "verdict_key",
+    "verify_collection",
     "verify_handoff",
 ]

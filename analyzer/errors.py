@@ -60,6 +60,16 @@ class CaseError(AnalyzerError):
     """A case directory is missing, incomplete or from an incompatible version."""
 
 
+class DiskSpaceError(CaseError):
+    """There is not enough free space to write a case (found before writing, or when the
+    system said so half-way); ``path`` names the directory that is short of space, and
+    nothing half-written is left there."""
+
+
+class CaseLockedError(CaseError):
+    """Another culprit process is writing the same case (``path``) right now."""
+
+
 class QueryError(AnalyzerError):
     """A SQL query over a case failed."""
 
@@ -71,3 +81,9 @@ class SignatureError(AnalyzerError):
 class HandoffError(AnalyzerError):
     """A handoff bundle is damaged, tampered with, or not a handoff at all (``path`` names the
     archive, and the message the member)."""
+
+
+class CollectError(AnalyzerError):
+    """A collection cannot start or go on: an option the plan cannot use, a discovery command
+    that failed (``path`` names the command's output in the bundle), a bundle folder that holds
+    another collection."""

@@ -56,6 +56,7 @@ from analyzer.provenance.layout import (
     MANIFEST,
     SIGNATURE,
     SIGNATURES_DIR,
+    TIMELINE,
 )
 from analyzer.provenance.manifest import Manifest, entries, manifest_bytes
 from analyzer.schema import CANONICAL_SCHEMA
@@ -266,9 +267,10 @@ def build(
     signature_folders: Sequence[Path],
     context: int = DEFAULT_CONTEXT,
     signer: Signer | None = None,
+    timeline: str | None = None,
 ) -> tuple[bytes, Manifest, set[int]]:
     """The handoff archive of an analyzed case (``findings`` already redacted), its manifest
-    signed by ``signer`` when given."""
+    signed by ``signer`` when given; ``timeline`` is the ``timeline.svg`` report.md links."""
     cited = {
         c.row_id
         for v in findings.attempts
@@ -281,6 +283,8 @@ def build(
         "findings.json": (findings.model_dump_json(indent=2) + "\n").encode(),
         ATTEMPTS: (json.dumps([asdict(a) for a in attempts], indent=2) + "\n").encode(),
     }
+    if timeline is not None:
+        members[TIMELINE] = timeline.encode()
     members |= {f"{CASE_DIR}/{k}": v for k, v in _mini_case(case, ids, redact, case_id).items()}
     members |= _signature_members(signature_folders)
     manifest = Manifest(

@@ -7,10 +7,13 @@ nowhere else, as polars expressions, so every reader applies the same rules.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Final
 
 import polars as pl
 import pyarrow as pa
+
+from analyzer import defaults
 
 _DICT: Final = pa.dictionary(pa.int32(), pa.string())
 
@@ -48,8 +51,31 @@ SOURCES: Final = ("cloud_logging", "kubelet", "modelarts", "diagon", "text")
 
 #: How much to trust ``ts``: ``exact`` has date, time and zone; ``inferred_year`` had no year;
 #: ``inferred_tz`` had a date but no zone; ``inherited`` came from the record before it;
-#: ``missing`` means ``ts`` is null.
-TS_QUALITIES: Final = ("exact", "inferred_year", "inferred_tz", "inherited", "missing")
+#: ``missing`` means ``ts`` is null; ``out_of_range`` means the row had a time the case cannot
+#: place (outside :data:`TS_EARLIEST`..:data:`TS_LATEST`, beyond what nanoseconds since 1970
+#: hold, or days away from the rest of its file): ``ts`` is null, the row and its line stay.
+TS_QUALITIES: Final = (
+    "exact",
+    "inferred_year",
+    "inferred_tz",
+    "inherited",
+    "missing",
+    "out_of_range",
+)
+#: The first instant a row's time may have...
+TS_EARLIEST: Final = dt.datetime(defaults.TS_EARLIEST_YEAR, 1, 1, tzinfo=dt.UTC)
+#: ...and the first it may no longer have.
+TS_LATEST: Final = dt.datetime(defaults.TS_LATEST_YEAR + 1, 1, 1, tzinfo=dt.UTC)
+
+
+def plausible_ts(ts: pl.Expr) -> pl.Expr:
+    """Whether ``ts`` lies in the years a case accepts (null stays null)."""
+    return ts.is_between(
+        pl.lit(TS_EARLIEST, dtype=pl.Datetime("ns", "UTC")),
+        pl.lit(TS_LATEST, dtype=pl.Datetime("ns", "UTC")),
+        closed="left",
+    )
+
 
 #: Cloud Logging's severity scale, lowest first.
 SEVERITIES: Final = (

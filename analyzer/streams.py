@@ -30,6 +30,9 @@ _INFLATE_ERRORS: Final[tuple[type[Exception], ...]] = (zlib.error, _inflate.erro
 READ_BLOCK: Final = 1 << 16
 _MIN_FEED: Final = 256
 _TARGET_OUTPUT: Final = 1 << 20
+#: What an archive nested in another may always decode, however small it is (see
+#: :meth:`ExpansionBudget.nested`).
+NESTED_FLOOR_BYTES: Final = 1 << 20
 GZIP_MAGIC: Final = b"\x1f\x8b"
 ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
 
@@ -89,13 +92,40 @@ class ExpansionBudget:
 
     A single compressed stream may expand to ``max_ratio`` times its compressed size, but never
     less than ``floor_bytes`` (small, very repetitive files are normal); the whole bundle may
-    decode to at most ``max_total_bytes``.
+    decode to at most ``max_total_bytes``. An archive nested in another one gets a budget of
+    its own (:meth:`nested`), charged before its parent's.
     """
 
     max_ratio: float = defaults.MAX_EXPANSION_RATIO
     floor_bytes: int = 64 << 20
     max_total_bytes: int | None = None
     total_decoded: int = field(default=0, init=False)
+    #: The budget this one is part of (a nested archive's budget charges its parent too).
+    parent: ExpansionBudget | None = field(default=None, init=False, repr=False)
+    #: The nested archive this budget is for, and its size where it is stored.
+    archive: str | None = field(default=None, init=False)
+    stored: int = field(default=0, init=False)
+
+    def nested(self, archive: str, stored: int) -> ExpansionBudget:
+        """The budget of an archive nested in the one this budget is for: everything decoded
+        inside it may reach ``max_ratio`` times its ``stored`` size, and at least
+        :data:`NESTED_FLOOR_BYTES` (never more than ``floor_bytes``).
+
+        Without it a nested bomb (archives of archives, each layer inside the ratio) filled
+        the bundle's total cap and stopped the whole run; now it is that archive that stops.
+        """
+        floor = min(self.floor_bytes, NESTED_FLOOR_BYTES)
+        allowance = max(floor, int(stored * self.max_ratio))
+        child = ExpansionBudget(self.max_ratio, self.floor_bytes, allowance)
+        child.parent, child.archive, child.stored = self, archive, stored
+        return child
+
+    @property
+    def remaining(self) -> int | None:
+        """Bytes this budget may still decode (``None``: no cap of its own)."""
+        if self.max_total_bytes is None:
+            return None
+        return max(0, self.max_total_bytes - self.total_decoded)
 
     def charge(self, *, compressed: int, decoded: int, added: int, path: str | None) -> None:
         """Account ``added`` freshly decoded bytes; raise when a cap is crossed."""
@@ -108,23 +138,38 @@ class ExpansionBudget:
                 "(raise --max-expansion to allow it)",
                 path=path,
             )
-        self._check_total(path)
+        self._check_total(added, path)
 
     def add_decoded(self, added: int, path: str | None) -> None:
-        """Account bytes another budget already checked per stream (a worker's); raise when the
-        bundle's total cap is crossed."""
+        """Account bytes another budget already checked per stream (a worker's, a nested
+        archive's); raise when the total cap is crossed."""
         self.total_decoded += added
-        self._check_total(path)
+        self._check_total(added, path)
 
-    def _check_total(self, path: str | None) -> None:
-        """Raise when the bundle has decoded more than ``max_total_bytes`` in total."""
+    def check_spent(self, path: str | None) -> None:
+        """Raise when more than ``max_total_bytes`` were decoded in total."""
         if self.max_total_bytes is not None and self.total_decoded > self.max_total_bytes:
+            if self.parent is not None:
+                raise ExpansionLimitError(
+                    f"the archive {self.archive} decompresses to more than "
+                    f"{self.max_total_bytes:,} bytes ({self.max_ratio:g}x its {self.stored:,} "
+                    "stored bytes); refusing a likely nested archive bomb (raise "
+                    "--max-expansion to allow it)",
+                    path=path,
+                )
             raise ExpansionLimitError(
                 f"bundle decompresses to more than {self.max_total_bytes:,} bytes in total; "
                 "stopping (raise --max-bytes to allow it)",
                 path=path,
                 scope="bundle",
             )
+
+    def _check_total(self, added: int, path: str | None) -> None:
+        """Raise when more than ``max_total_bytes`` were decoded in total; then charge the
+        parent."""
+        self.check_spent(path)
+        if self.parent is not None:
+            self.parent.add_decoded(added, path)
 
 
 class _Decoder:
@@ -254,6 +299,17 @@ class ZstdDecoder(_MemberDecoder):
 
     def _new(self) -> Any:
         return zstandard.ZstdDecompressor().decompressobj()
+
+
+class DeflateDecoder(_MemberDecoder):
+    """Streaming raw deflate (a zip member's data, read without zipfile when the zip's
+    central directory is missing)."""
+
+    compression = "deflate"
+    _errors = (zlib.error,)
+
+    def _new(self) -> Any:
+        return zlib.decompressobj(wbits=-15)
 
 
 class PlainReader:

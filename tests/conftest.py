@@ -150,3 +150,19 @@ def offline_page(browser: Any) -> Iterator[Callable[..., Page]]:
     yield make
     for context in opened:
         context.close()
+
+
+def serious_violations(page: Any, impacts: tuple[str, ...] = ("serious", "critical")) -> list[str]:
+    """axe-core's violations of the given ``impacts`` (serious and critical by default) on
+    ``page`` as it stands, one line each (rule, impact, first offending element). axe.min.js comes with the
+    ``axe-playwright-python`` package of the test extra and is injected from disk: no network."""
+    axe = pytest.importorskip(
+        "axe_playwright_python.sync_playwright",
+        reason="axe-playwright-python is not installed (pip install -e '.[test]')",
+    )
+    results = axe.Axe().run(page)
+    return [
+        f"{v['id']} ({v['impact']}): {v['nodes'][0]['target']} {v['help']}"
+        for v in results.response["violations"]
+        if v["impact"] in impacts
+    ]

@@ -83,9 +83,10 @@ def check_accounting(case: Path) -> pl.DataFrame:
     """Assert that nothing was lost in the case and return its inventory (``files``).
 
     Per file: ``records == rows + folded + blank + quarantined + duplicates``; its rows in
-    ``rows/*.parquet``, its ``dropped`` quarantine entries, its ``kept`` (repaired) entries and
-    its entries in duplicates.parquet are exactly as many as the inventory says; row ids are
-    unique, and the totals of ``case.json`` are the sums of the inventory.
+    ``rows/*.parquet``, its ``dropped`` quarantine entries, its ``kept`` (repaired) entries,
+    its entries in duplicates.parquet and its rows without a placeable time (``out_of_range``,
+    their ``ts`` null) are exactly as many as the inventory says; row ids are unique, and the
+    totals of ``case.json`` are the sums of the inventory.
     """
     files = read_table(case, "files")
     for record in files.iter_rows(named=True):
@@ -114,8 +115,21 @@ def check_accounting(case: Path) -> pl.DataFrame:
     assert per_file(quarantine.filter(pl.col("kind") == "dropped")) == expected("quarantined")
     assert per_file(quarantine.filter(pl.col("kind") == "kept")) == expected("repaired")
     assert per_file(read_table(case, "duplicates")) == expected("duplicates")
+    if rows.height:
+        out_of_range = rows.filter(pl.col("ts_quality") == "out_of_range")
+        assert out_of_range["ts"].null_count() == out_of_range.height
+        assert per_file(out_of_range) == expected("out_of_range")
     counts = json.loads((case / "case.json").read_text())["counts"]
-    for column in ("records", "rows", "folded", "blank", "quarantined", "repaired", "duplicates"):
+    for column in (
+        "records",
+        "rows",
+        "folded",
+        "blank",
+        "quarantined",
+        "repaired",
+        "duplicates",
+        "out_of_range",
+    ):
         assert counts[column] == files[column].sum(), column
     return files
 

@@ -8,6 +8,7 @@ import io
 import json
 import os
 import tarfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,14 @@ def test_truncated_gzip(tmp_path: Path, ingest_case: Ingest) -> None:
     (issue,) = _quarantine(case).filter(pl.col("kind") == "file").iter_rows(named=True)
     assert issue["path"] == "worker.log.gz"
     assert "gzip stream is truncated" in issue["reason"]
-    assert issue["line"] == rows["line"].max()
+    # The damage is in the line after the last row; what it left of that line is quarantined.
+    assert issue["line"] == rows.height + 1
+    decoded = zlib.decompressobj(wbits=31).decompress(packed[: len(packed) // 2])
+    assert rows.height == decoded.count(b"\n")
+    (cut,) = _quarantine(case).filter(pl.col("kind") == "dropped").iter_rows(named=True)
+    assert cut["line"] == issue["line"]
+    assert cut["raw"] == decoded[decoded.rfind(b"\n") + 1 :]
+    assert f"after its first {len(cut['raw']):,} bytes" in cut["reason"]
 
 
 def test_json_array_cut_in_half(tmp_path: Path, ingest_case: Ingest) -> None:

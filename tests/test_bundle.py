@@ -110,10 +110,16 @@ def build_archive(path: Path, files: dict[str, bytes]) -> Path:
 
 
 def read_member(member: Member) -> bytes:
-    """The member's stored bytes, read while the walk is on it (and the stream closed)."""
+    """The member's stored bytes, read while the walk is on it (and the stream closed).
+
+    Read to the end: a member cut short hands out what it has first and raises on the read
+    after, as every stream here does."""
     stream = member.open()
     try:
-        return stream.read()
+        out = bytearray()
+        while chunk := stream.read(1 << 20):
+            out += chunk
+        return bytes(out)
     finally:
         stream.close()  # type: ignore[attr-defined]
 
@@ -867,12 +873,15 @@ def test_fingerprint_is_stable_and_tracks_content_and_mtime(tmp_path: Path) -> N
     touched = Bundle([root]).fingerprint()
     assert touched != first
 
+    # Setting the mtime back does not make it look untouched: its ctime moved (an edit that
+    # kept the size, its mtime restored, looked unchanged; issue #24).
     _set_mtime(target, MTIME * 10**9)
-    assert Bundle([root]).fingerprint() == first  # back to the same names/sizes/mtimes
+    restored = Bundle([root]).fingerprint()
+    assert restored not in (first, touched)
 
     target.write_bytes(target.read_bytes() + b"more\n")
     _set_mtime(target, MTIME * 10**9)
-    assert Bundle([root]).fingerprint() not in (first, touched)
+    assert Bundle([root]).fingerprint() not in (first, touched, restored)
 
 
 def test_fingerprint_of_single_file_tracks_mtime(tmp_path: Path) -> None:

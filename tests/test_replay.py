@@ -4,6 +4,8 @@ with a readable difference, ``--accept`` freezes the new verdict, and JUnit XML 
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -12,8 +14,10 @@ from typer.testing import CliRunner
 
 from analyzer import api
 from analyzer.cli import app
+from analyzer.diagnose.findings import Findings
 from analyzer.errors import UsageError
 from analyzer.replay.spec import read_spec
+from analyzer.report.registry import renderer
 from tests.conftest import REPO
 
 SUITE = REPO / "fixtures" / "replay"
@@ -45,12 +49,33 @@ line = "absl::InitializeLog() was called"
 
 
 def test_the_repository_suite_passes(tmp_path: Path) -> None:
-    junit = tmp_path / "replay.xml"
-    result = runner.invoke(app, ["replay", str(SUITE), "--junit", str(junit), "--jobs", "2"])
+    """…and every spec's report in the modelarts-zh template is Chinese: the script
+    tests/report/english.py finds no English outside citations, log lines, identifiers and
+    text quoted in English from the catalogue (the same run, so no second analysis)."""
+    junit, work = tmp_path / "replay.xml", tmp_path / "work"
+    result = runner.invoke(
+        app,
+        ["replay", str(SUITE), "--junit", str(junit), "--jobs", "2", "--work", str(work)],
+    )
     assert result.exit_code == 0, result.output
     assert "17 of 17 specs pass" in result.stdout
     suite = ET.parse(junit).getroot()
     assert suite.get("tests") == "17" and suite.get("failures") == "0"
+    chinese = renderer("modelarts-zh")
+    written = []
+    for findings in sorted(work.glob("*/findings.json")):
+        report = findings.with_name("report.zh.md")
+        report.write_text(chinese(Findings.model_validate_json(findings.read_bytes())), "utf-8")
+        written.append(str(report))
+    assert len(written) == 17
+    check = subprocess.run(
+        [sys.executable, "-m", "tests.report.english", *written],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (check.returncode, check.stdout) == (0, "")
 
 
 def test_a_new_signature_fails_replay_readably_and_accept_freezes_it(tmp_path: Path) -> None:

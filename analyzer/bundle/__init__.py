@@ -5,6 +5,7 @@ on disk (:mod:`~analyzer.bundle.tree`)."""
 from __future__ import annotations
 
 from analyzer.bundle.members import (
+    COLLECTION_DIR,
     BundleLimits,
     Member,
     MemberStatus,
@@ -12,11 +13,13 @@ from analyzer.bundle.members import (
     content_hash_of,
     content_of,
     display_name,
+    is_collection_record,
     safe_relative,
 )
 from analyzer.bundle.walk import Bundle
 
 __all__ = [
+    "COLLECTION_DIR",
     "Bundle",
     "BundleLimits",
     "Member",
@@ -25,5 +28,6 @@ __all__ = [
     "content_hash_of",
     "content_of",
     "display_name",
+    "is_collection_record",
     "safe_relative",
 ]

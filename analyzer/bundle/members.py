@@ -4,6 +4,7 @@ names, and the limits a walk through it keeps."""
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tarfile
 import zipfile
@@ -13,13 +14,22 @@ from pathlib import Path
 from typing import Final, Literal
 
 from analyzer import defaults
+from analyzer.bundle.archives import MemberCutError
 from analyzer.errors import BundleError, ExpansionLimitError
 from analyzer.streams import Content, CorruptStreamError, ExpansionBudget, Readable
 
 #: ``file`` is read; ``archive`` is walked (its files follow); ``link`` is listed but read at its
-#: target; ``refused`` is unsafe or not a regular file; ``damaged`` reports that an archive
-#: already listed could not be read past some point.
-MemberStatus = Literal["file", "link", "refused", "archive", "damaged"]
+#: target; ``refused`` is unsafe or not a regular file; ``unreadable`` is a directory (or a
+#: file) the walk may not list or read; ``damaged`` reports that an archive already listed
+#: could not be read past some point; ``collection`` is ``culprit collect``'s own record inside
+#: a collected bundle (:data:`COLLECTION_DIR`), listed and never read as a log.
+MemberStatus = Literal["file", "link", "refused", "unreadable", "archive", "damaged", "collection"]
+
+#: The folder in which ``culprit collect`` keeps its record of a collection (the plan, each
+#: command's result and error output, the Kubernetes objects it listed). Its files are not
+#: logs: read as text, a failed command's ``429 Too Many Requests`` would become evidence.
+COLLECTION_DIR: Final = "culprit-collect"
+COLLECTION_DETAIL: Final = "culprit collect's record of the collection: listed, not read as a log"
 
 
 _TAR_SUFFIXES: Final = (".tar", ".tar.gz", ".tgz", ".tar.zst", ".tzst", ".tar.zstd")
@@ -46,6 +56,20 @@ class BundleLimits:
     max_depth: int = 3
 
 
+@dataclass(frozen=True)
+class FileStamp:
+    """What a file on disk looked like when it was listed."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+    device: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileStamp:
+        return cls(st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
+
+
 @dataclass
 class Member:
     """One file of the bundle.
@@ -68,12 +92,23 @@ class Member:
     sha256: str | None = None
     #: Where a plain file (not inside an archive) lies on disk: another process can open it.
     disk_path: Path | None = None
+    #: The file on disk as listed (size, mtime, inode): compared after the read, so a file
+    #: that shrank or changed meanwhile is not taken for complete.
+    stamp: FileStamp | None = None
+    #: The expansion budget of the archive the member is in (``None``: the bundle's).
+    budget: ExpansionBudget | None = field(default=None, repr=False)
 
     def open(self) -> Readable:
         """The member's stored bytes as a stream."""
         if self.opener is None:
             raise BundleError(f"member is not readable ({self.status})", path=self.path)
         return GuardedStream(self.opener(), self.path)
+
+
+def is_collection_record(path: str) -> bool:
+    """Whether the bundle path ``path`` lies in a collection record folder (at any depth: a
+    folder may hold several collected bundles, a tar may keep the bundle's own name)."""
+    return COLLECTION_DIR in path.split("/")[:-1]
 
 
 def display_name(name: str) -> str:
@@ -140,7 +175,7 @@ class GuardedStream:
     def read(self, size: int = -1, /) -> bytes:
         try:
             data = self._raw.read(size)
-        except ExpansionLimitError:
+        except (ExpansionLimitError, MemberCutError):
             raise
         except CorruptStreamError as exc:
             # The archive around this member broke off: say so at the member's own position.

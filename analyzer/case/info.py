@@ -23,6 +23,8 @@ class CaseInfo(BaseModel):
     quarantine: list[dict[str, Any]]
     files_needing_attention: list[dict[str, Any]]
     unbalanced_files: list[dict[str, Any]]
+    #: Per file with rows whose time the case could not place: how many, and the first line.
+    out_of_range: list[dict[str, Any]] = []
 
 
 def _records(connection: Any, sql: str) -> list[dict[str, Any]]:
@@ -64,13 +66,20 @@ def summarize(case: Case, *, top_hosts: int = defaults.TOP_HOSTS) -> CaseInfo:
         attention = _records(
             connection,
             "SELECT path, status, coalesce(reader, '') AS reader, coalesce(detail, '') AS detail "
-            "FROM files WHERE status NOT IN ('read', 'archive') OR reader = 'unrecognized' "
+            "FROM files WHERE status NOT IN ('read', 'archive', 'collection') "
+            "OR reader = 'unrecognized' "
             "ORDER BY file_id",
         )
         unbalanced = _records(
             connection,
             "SELECT path, records, rows, folded, blank, quarantined, duplicates FROM files "
             "WHERE records <> rows + folded + blank + quarantined + duplicates ORDER BY file_id",
+        )
+        out_of_range = _records(
+            connection,
+            "SELECT f.path, count(*) AS rows, min(r.line) AS first_line FROM rows r "
+            "JOIN files f USING (file_id) WHERE r.ts_quality = 'out_of_range' "
+            "GROUP BY ALL ORDER BY min(r.file_id)",
         )
     return CaseInfo(
         path=str(case.path),
@@ -82,4 +91,5 @@ def summarize(case: Case, *, top_hosts: int = defaults.TOP_HOSTS) -> CaseInfo:
         quarantine=quarantine,
         files_needing_attention=attention,
         unbalanced_files=unbalanced,
+        out_of_range=out_of_range,
     )

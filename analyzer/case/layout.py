@@ -69,6 +69,7 @@ FILES_SCHEMA: Final = pa.schema(
         ("quarantined", pa.int64()),
         ("repaired", pa.int64()),
         ("duplicates", pa.int64()),
+        ("out_of_range", pa.int64()),
         ("ts_min", pa.timestamp("ns", tz="UTC")),
         ("ts_max", pa.timestamp("ns", tz="UTC")),
         ("year_from", pa.string()),
@@ -138,6 +139,8 @@ class Counts(BaseModel):
     quarantined: int = 0
     repaired: int = 0
     duplicates: int = 0
+    #: Rows whose time the case cannot place (``ts_quality = out_of_range``; they are rows).
+    out_of_range: int = 0
 
 
 class CaseMeta(BaseModel):

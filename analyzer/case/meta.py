@@ -15,7 +15,16 @@ from analyzer.case.inputs import ReadOptions
 from analyzer.case.layout import BundleInfo, CaseMeta, Counts, InputInfo
 
 _REFUSED = ("refused", "damaged", "binary", "unreadable")
-_SUMMED = ("records", "rows", "folded", "blank", "quarantined", "repaired", "duplicates")
+_SUMMED = (
+    "records",
+    "rows",
+    "folded",
+    "blank",
+    "quarantined",
+    "repaired",
+    "duplicates",
+    "out_of_range",
+)
 
 
 def ingest_settings(
@@ -64,7 +73,7 @@ def build_meta(
         if record["reader"] == "unrecognized":
             counts.files_unrecognized += 1
         for key in _SUMMED:
-            setattr(counts, key, getattr(counts, key) + (record[key] or 0))
+            setattr(counts, key, getattr(counts, key) + (record.get(key) or 0))
         if record["ts_min"] is not None:
             first = record["ts_min"] if first is None else min(first, record["ts_min"])
             last = record["ts_max"] if last is None else max(last, record["ts_max"])

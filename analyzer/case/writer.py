@@ -23,6 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from analyzer import defaults
+from analyzer.case import stamps
 from analyzer.case.inputs import Issue
 from analyzer.case.layout import (
     DUPLICATES_FILE,
@@ -41,7 +43,7 @@ from analyzer.case.layout import (
 )
 from analyzer.errors import CaseError
 from analyzer.hosts import EVIDENCE_COLUMNS, HostMap, canonical_host, evidence, resolve
-from analyzer.schema import CANONICAL_SCHEMA
+from analyzer.schema import CANONICAL_SCHEMA, plausible_ts
 
 ROW_GROUP_ROWS: Final = 131_072
 #: A row group is also closed at this many bytes of buffered Arrow data: Cloud Logging rows
@@ -72,14 +74,7 @@ class CaseWriter:
         self.staging = target.parent / f".{target.name}.partial"
         self._part_rows = part_rows
         self._group_rows = row_group_rows
-        if target.exists() and not _replaceable(target):
-            # A case replaces only a case (or part, or empty directory): `-o ~/work` must not
-            # delete ~/work's files at commit.
-            raise CaseError(
-                "exists and is not a case directory; not replacing it (choose a new or empty "
-                "directory)",
-                path=str(target),
-            )
+        check_replaceable(target)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             if self.staging.exists():
@@ -306,17 +301,19 @@ class CaseWriter:
         parts = [self._part_path(self.staging, i) for i in range(len(self._part_files))]
         host_map = self._host_map(parts, dropped)
         shifts = self._year_shifts(parts)
+        ranges = self._time_ranges(parts, dropped, shifts)
         pq.write_table(host_map.table.to_arrow(), self.staging / HOSTS_FILE, **_COMPRESSION)
         removed: list[pl.DataFrame] = []
         drop_files = set((dropped["row_id"] // (1 << 32)).unique().to_list())
+        rewrite = set(shifts) | set(ranges["file_id"].to_list())
         for index, path in enumerate(parts):
             drop_here = dropped if self._part_files[index] & drop_files else dropped.clear()
             small = pl.read_parquet(path, columns=list(EVIDENCE_COLUMNS))
             canonical = canonical_host(small, host_map)
             moved = bool((canonical.ne_missing(small["host"].cast(pl.String))).any())
-            shifted = bool(self._part_files[index] & set(shifts))
-            if drop_here.height or moved or shifted:
-                removed.append(self._rewrite_part(path, drop_here, host_map, shifts))
+            retimed = bool(self._part_files[index] & rewrite)
+            if drop_here.height or moved or retimed:
+                removed.append(self._rewrite_part(path, drop_here, host_map, shifts, ranges))
         table = (
             pl.concat(removed)
             if removed
@@ -366,7 +363,9 @@ class CaseWriter:
             return {}
         scan = pl.scan_parquet(parts).select("file_id", "ts", "ts_quality")
         dated = scan.filter(
-            pl.col("ts_quality").is_in(["exact", "inferred_tz"]) & ~pl.col("file_id").is_in(weak)
+            pl.col("ts_quality").is_in(["exact", "inferred_tz"])
+            & ~pl.col("file_id").is_in(weak)
+            & plausible_ts(pl.col("ts"))
         )
         anchor = dated.select(pl.col("ts").median()).collect().item()
         if anchor is None:
@@ -392,8 +391,33 @@ class CaseWriter:
                         record[key] = moved.dt.offset_by(f"{years}y").cast(pl.Int64).item()
         return shifts
 
+    def _time_ranges(
+        self, parts: list[Path], dropped: pl.DataFrame, shifts: dict[int, int]
+    ) -> pl.DataFrame:
+        """The files with rows whose time the case cannot place (:mod:`analyzer.case.stamps`),
+        their accepted range and count; their inventory records take both."""
+        if not parts:
+            return pl.DataFrame(schema=stamps.RANGES_SCHEMA)
+        rows = pl.scan_parquet(parts).select("row_id", "file_id", "ts", "ts_quality")
+        if dropped.height:
+            rows = rows.join(dropped.lazy().select("row_id"), on="row_id", how="anti")
+        timed = rows.select(pl.col("file_id"), stamps.shifted_ts(shifts).alias("ts"))
+        ranges = stamps.file_ranges(timed, defaults.TS_FILE_OUTLIER_DAYS)
+        found = {int(r[0]): r[1:] for r in ranges.iter_rows()}
+        for record in self.files:
+            if record["file_id"] in found:
+                record["ts_min"], record["ts_max"], record["out_of_range"] = found[
+                    record["file_id"]
+                ]
+        return ranges
+
     def _rewrite_part(
-        self, path: Path, dropped: pl.DataFrame, host_map: HostMap, shifts: dict[int, int]
+        self,
+        path: Path,
+        dropped: pl.DataFrame,
+        host_map: HostMap,
+        shifts: dict[int, int],
+        ranges: pl.DataFrame,
     ) -> pl.DataFrame:
         """Rewrite one part without its duplicates, with canonical hosts and shifted years;
         the rows that were dropped come back (for duplicates.parquet).
@@ -410,7 +434,7 @@ class CaseWriter:
             for group in range(source.num_row_groups):
                 table = pl.from_arrow(source.read_row_group(group))
                 assert isinstance(table, pl.DataFrame)
-                kept = self._rewrite_rows(table, dropped, host_map, shifts)
+                kept = self._rewrite_rows(table, dropped, host_map, shifts, ranges)
                 if kept.height:
                     sink.write_table(
                         kept.to_arrow().cast(CANONICAL_SCHEMA), row_group_size=self._group_rows
@@ -429,20 +453,18 @@ class CaseWriter:
 
     @staticmethod
     def _rewrite_rows(
-        table: pl.DataFrame, dropped: pl.DataFrame, host_map: HostMap, shifts: dict[int, int]
+        table: pl.DataFrame,
+        dropped: pl.DataFrame,
+        host_map: HostMap,
+        shifts: dict[int, int],
+        ranges: pl.DataFrame,
     ) -> pl.DataFrame:
         kept = table.join(dropped, on="row_id", how="anti")
-        kept = kept.with_columns(canonical_host(kept, host_map).cast(pl.Categorical))
-        if not shifts:
-            return kept
-        years = pl.col("file_id").replace_strict(shifts, default=0, return_dtype=pl.Int64)
-        movable = pl.col("ts_quality").cast(pl.String).is_in(["inferred_year", "inherited"])
-        return kept.with_columns(
-            pl.when(movable & (years != 0))
-            .then(pl.col("ts").dt.offset_by(pl.concat_str([years.cast(pl.String), pl.lit("y")])))
-            .otherwise(pl.col("ts"))
-            .alias("ts")
+        kept = kept.with_columns(
+            canonical_host(kept, host_map).cast(pl.Categorical),
+            stamps.shifted_ts(shifts).alias("ts"),
         )
+        return stamps.mark(kept, ranges)
 
 
 _DUP_TYPES: Final = (pl.Int32, pl.Int32, pl.Int64, pl.String, pl.Int64)
@@ -450,6 +472,23 @@ _DUP_TYPES: Final = (pl.Int32, pl.Int32, pl.Int64, pl.String, pl.Int64)
 _RECORD_SCHEMA: Final = pa.schema(
     [pa.field(f.name, pa.int64()) if f.name in ("ts_min", "ts_max") else f for f in FILES_SCHEMA]
 )
+
+
+def check_replaceable(target: Path) -> None:
+    """Refuse a target a new case may not take the place of.
+
+    Raises:
+        CaseError: ``target`` exists and is neither a case, a shard part nor an empty
+            directory.
+    """
+    if target.exists() and not _replaceable(target):
+        # A case replaces only a case (or part, or empty directory): `-o ~/work` must not
+        # delete ~/work's files at commit.
+        raise CaseError(
+            "exists and is not a case directory; not replacing it (choose a new or empty "
+            "directory)",
+            path=str(target),
+        )
 
 
 def _replaceable(path: Path) -> bool:

@@ -79,6 +79,9 @@ def analyze(
             "--html", help="Also write report.html (self-contained: opens with no network)."
         ),
     ] = False,
+    scratch: options.Scratch = None,
+    wait: options.Wait = defaults.LOCK_WAIT_S,
+    space_check: options.SpaceCheck = defaults.SPACE_CHECK,
     quiet: options.Quiet = False,
     trusted_key: options.TrustedKeys = None,
     sha256: options.HandoffSha256 = None,
@@ -113,6 +116,9 @@ def analyze(
                 html=html,
                 trusted_keys=tuple(trusted_key or ()),
                 handoff_sha256=sha256,
+                scratch=scratch,
+                wait_s=wait,
+                space_check=space_check,
             ),
             progress=progress,
         )

@@ -22,6 +22,7 @@ from typer.core import TyperGroup
 from analyzer.cli import (
     analyze,
     case,
+    collect,
     diff,
     handoff,
     ingest,
@@ -70,6 +71,12 @@ COMMANDS: Final[tuple[tuple[str, Command], ...]] = (
 
 #: Every group of sub-commands (``--help`` lists them after the commands).
 GROUPS: Final[tuple[Group, ...]] = (
+    Group(
+        "collect",
+        "Collect a bundle from a live GKE/TPU workload or ModelArts job (or print the "
+        "commands), and verify one.",
+        (("gke", collect.gke), ("modelarts", collect.modelarts), ("verify", collect.verify)),
+    ),
     Group("case", "Look at a case.", (("info", case.case_info), ("hosts", case.case_hosts))),
     Group(
         "schema",

@@ -65,6 +65,7 @@ def _print_info(info: CaseInfo) -> None:
         f"{counts.files_partial:,})  records {counts.records:,} -> rows {counts.rows:,}  "
         f"folded {counts.folded:,}  blank {counts.blank:,}  quarantined {counts.quarantined:,}  "
         f"repaired {counts.repaired:,}  duplicates {counts.duplicates:,}"
+        + (f"  out-of-range times {counts.out_of_range:,}" if counts.out_of_range else "")
     )
     screen.print(
         f"time range {meta.first_ts or '-'} .. {meta.last_ts or '-'}  hosts {info.hosts:,}"
@@ -76,6 +77,7 @@ def _print_info(info: CaseInfo) -> None:
     print_rows(screen, "Quarantine", info.quarantine)
     print_rows(screen, "Files not fully read", info.files_needing_attention)
     print_rows(screen, "Files whose counts do not balance", info.unbalanced_files)
+    print_rows(screen, "Rows with out-of-range timestamps", info.out_of_range)
 
 
 def _print_hosts(rows: list[dict[str, Any]]) -> None:

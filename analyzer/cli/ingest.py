@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Final
 
 import typer
 
@@ -50,6 +50,9 @@ def ingest(
             metavar="k/N",
         ),
     ] = None,
+    scratch: options.Scratch = None,
+    wait: options.Wait = defaults.LOCK_WAIT_S,
+    space_check: options.SpaceCheck = defaults.SPACE_CHECK,
     quiet: options.Quiet = False,
 ) -> None:
     """Ingest a bundle into a case directory.
@@ -74,6 +77,8 @@ def ingest(
                 reader=reader,
                 progress=progress,
                 jobs=jobs,
+                scratch=scratch,
+                wait_s=wait,
             )
         console().print(
             f"{out}: shard {part.shard} read in {time.perf_counter() - started:.1f} s; "
@@ -90,6 +95,9 @@ def ingest(
             force=force,
             progress=progress,
             jobs=jobs,
+            scratch=scratch,
+            wait_s=wait,
+            space_check=space_check,
         )
     _print_ingested(out, result, time.perf_counter() - started)
 
@@ -116,3 +124,36 @@ def _print_ingested(out: Path, result: IngestResult, elapsed: float) -> None:
             f"quarantined, {counts.repaired:,} repaired; see `culprit case info {out}`",
             style="yellow",
         )
+    if counts.files_refused + counts.files_partial:
+        for line in _problem_files(out):
+            screen.print(f"  {line}", style="yellow", markup=False)
+    if counts.out_of_range:
+        screen.print(
+            f"warning: {counts.out_of_range:,} rows have out-of-range timestamps (kept without "
+            f"a time; no verdict rests on them); see `culprit case info {out}`",
+            style="yellow",
+        )
+
+
+#: The files a warning names, at most (``culprit case info`` lists them all).
+_NAMED: Final = 10
+
+
+def _problem_files(out: Path) -> list[str]:
+    """Each file not read, or not read to its end, with why: a count alone hid which file of
+    thousands a rotation cut or a permission kept out."""
+    from analyzer import api
+
+    table = api.query(
+        out,
+        "SELECT path, status, coalesce(detail, '') AS detail FROM files "
+        "WHERE status NOT IN ('read', 'archive', 'link') ORDER BY file_id "
+        f"LIMIT {_NAMED + 1}",
+    )
+    rows = table.to_pylist()
+    lines = [
+        f"{r['path']}: {r['status']}" + (f": {r['detail']}" if r["detail"] else "") for r in rows
+    ]
+    if len(rows) > _NAMED:
+        lines[_NAMED:] = ["… and more (culprit case info lists them all)"]
+    return lines

@@ -49,6 +49,34 @@ MaxTotalBytes = Annotated[
 ]
 MaxLineBytes = Annotated[int, typer.Option(help="Keep at most this many bytes of one line.")]
 
+# -- writing a case ---------------------------------------------------------------------------
+
+Scratch = Annotated[
+    Path | None,
+    typer.Option(
+        help="Directory for the ingest's scratch: rows spooled by worker processes (up to "
+        "about twice the bundle's size) and mirrored remote inputs (default: beside the case, "
+        "and the system's temporary directory).",
+    ),
+]
+SpaceCheck = Annotated[
+    bool,
+    typer.Option(
+        "--space-check/--no-space-check",
+        help="Refuse an ingest before it writes when it needs more space than is free (the "
+        "estimate is the largest measured, so it may refuse one that would just fit).",
+    ),
+]
+Wait = Annotated[
+    float,
+    typer.Option(
+        "--wait",
+        help="Seconds to wait for another culprit process writing the same case (0: refuse "
+        "at once).",
+        metavar="SECONDS",
+    ),
+]
+
 # -- matching and where the work runs ---------------------------------------------------------
 
 #: ``culprit match`` names its default in the help; ``culprit analyze`` does not.
@@ -98,5 +126,42 @@ HandoffSha256 = Annotated[
     str | None,
     typer.Option(
         "--sha256", help="Refuse a handoff archive whose sha256 is not this (given out of band)."
+    ),
+]
+
+# -- collecting a bundle (defaults: RunSettings) ------------------------------------------------
+
+PrintCommands = Annotated[
+    bool,
+    typer.Option(
+        "--print-commands",
+        help="Print the commands as a bash script (with why and the permission each needs) "
+        "instead of running them; only the discovery listing runs here.",
+    ),
+]
+CollectOut = Annotated[
+    Path | None,
+    typer.Option("-o", "--out", help="The bundle folder to collect into (re-running resumes it)."),
+]
+Concurrency = Annotated[int, typer.Option(help="Commands running at the same time.")]
+CommandTimeout = Annotated[
+    float, typer.Option("--timeout", help="Seconds one command may run before it is stopped.")
+]
+SourceCap = Annotated[
+    int, typer.Option(help="Bytes one command may write (its output is cut there, and says so).")
+]
+TotalCap = Annotated[
+    int, typer.Option(help="Bytes all commands may write; the rest are recorded as skipped.")
+]
+Attempts = Annotated[
+    int, typer.Option(help="Attempts of a command refused for quota (429, RESOURCE_EXHAUSTED).")
+]
+Backoff = Annotated[
+    float, typer.Option(help="Seconds before the first retry after a quota error (doubled).")
+]
+CollectNoRedact = Annotated[
+    bool,
+    typer.Option(
+        "--no-redact", help="Write what the commands print without redacting tokens and keys."
     ),
 ]

@@ -6,7 +6,7 @@ protocol, so the library reports progress without knowing how (or whether) it is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from analyzer.cli.render import console
 
@@ -67,3 +67,64 @@ class ProgressBar:
         """``stored_bytes`` more input bytes were consumed."""
         if self._task is not None:
             self._progress.advance(self._task, stored_bytes)
+
+
+class CollectBars:
+    """A line per command running (what it has written so far) under a line counting the
+    commands done, on stderr; drawn only on a terminal and erased when done. It implements
+    the collection's :class:`analyzer.collect.runner.Progress` protocol."""
+
+    def __init__(self, *, enabled: bool) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        screen = console(stderr=True)
+        self._progress = Progress(
+            TextColumn("{task.description}", style="cyan"),
+            BarColumn(),
+            TextColumn("{task.fields[what]}"),
+            TimeElapsedColumn(),
+            console=screen,
+            transient=True,
+            disable=not enabled or not screen.is_terminal,
+        )
+        self._total: TaskID | None = None
+        self._done = 0
+        self._written: dict[str, int] = {}
+        self._running: dict[str, TaskID] = {}
+
+    def __enter__(self) -> CollectBars:
+        self._progress.start()
+        self._total = self._progress.add_task("collect", total=None, what="0 commands done")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._progress.stop()
+
+    def started(self, step: Any) -> None:
+        """A command began."""
+        self._written[step.id] = 0
+        self._running[step.id] = self._progress.add_task(
+            f"  {_shown(step.id)}", total=None, what=""
+        )
+
+    def advanced(self, step: Any, count: int) -> None:
+        """A command wrote ``count`` more bytes."""
+        from rich.filesize import decimal
+
+        task = self._running.get(step.id)
+        if task is not None:
+            self._written[step.id] = written = self._written.get(step.id, 0) + count
+            self._progress.update(task, what=decimal(written))
+
+    def finished(self, step: Any, result: Any, skipped: bool) -> None:
+        """A command ended (or was complete already)."""
+        task = self._running.pop(step.id, None)
+        if task is not None:
+            self._progress.remove_task(task)
+        self._done += 1
+        if self._total is not None:
+            self._progress.update(self._total, what=f"{self._done} commands done")
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= _SHOWN_PATH_CHARS else "…" + text[-(_SHOWN_PATH_CHARS - 1) :]

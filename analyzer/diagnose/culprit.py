@@ -25,11 +25,24 @@ from analyzer.diagnose.draft import (
     Claim,
     Context,
     CulpritDraft,
+    Said,
     as_int,
     as_str,
+    message,
+    said,
     when,
+    when_message,
 )
 from analyzer.diagnose.findings import CulpritKind, SubjectKind
+from analyzer.diagnose.unmapped import (
+    how_of,
+    kind_message,
+    named_subject,
+    reporter,
+    undetermined,
+    unmapped_claim,
+    writer,
+)
 from analyzer.hosts import HostMap
 
 
@@ -128,13 +141,18 @@ def _program_culprit(context: Context, row: dict[str, object]) -> tuple[CulpritD
     same = context.evidence.filter(pl.col("signature") == row["signature"])
     hosts = same["host"].drop_nulls().n_unique()
     support = (
-        f"reported by {hosts} of {context.attempt.hosts} hosts"
+        said(
+            "support.reported_by",
+            f"reported by {hosts} of {context.attempt.hosts} hosts",
+            hosts=hosts,
+            total=context.attempt.hosts,
+        )
         if context.attempt.hosts
-        else "the rows name no host"
+        else said("support.no_host", "the rows name no host")
     )
     claims.append(
         Claim(
-            f"{row['signature']} is program-scoped: the program itself fails ({support}), "
+            f"{row['signature']} is program-scoped: the program itself fails ({support.text}), "
             "so no host is blamed.",
             "inferred",
             "program-scope",
@@ -142,22 +160,48 @@ def _program_culprit(context: Context, row: dict[str, object]) -> tuple[CulpritD
                 row_id,
                 *same.filter(pl.col("row_id") != row_id)["row_id"].head(MAX_CITED - 1).to_list(),
             ],
+            message(
+                "claim.program_scope", signature=str(row["signature"]), support=support.message
+            ),
         )
     )
     where = _where_reported(context, row)
-    subject = f"the program ({row['title']})"
+    subject = said("subject.program", f"the program ({row['title']})", title_en=str(row["title"]))
     if where is not None:
-        subject += f", reported by {where.kind} {where.name}"
+        subject = said(
+            "subject.program.where",
+            f"{subject.text}, reported by {where.kind} {where.name}",
+            title_en=str(row["title"]),
+            kind=kind_message(where.kind),
+            name=where.name,
+        )
         claims.append(
             Claim(
                 f"The row names {where.kind} {where.name!r} as where the program failed.",
                 "observed",
                 None,
                 [row_id],
+                message(
+                    "claim.program_where",
+                    kind=kind_message(where.kind),
+                    name=repr(where.name),
+                ),
             )
         )
     named = None if where is None else (where.kind, where.name)
-    return CulpritDraft("program", subject, None, [row_id], support, named), claims
+    return (
+        CulpritDraft(
+            "program",
+            subject.text,
+            None,
+            [row_id],
+            support.text,
+            named,
+            subject.message,
+            support.message,
+        ),
+        claims,
+    )
 
 
 def _where_reported(context: Context, row: dict[str, object]) -> subjects.Subject | None:
@@ -187,23 +231,29 @@ def _culprit(
     host: str | None = None
     cited = [row_id]
     unmapped: list[subjects.Subject] = []
-    named_subject: tuple[SubjectKind, str] | None = None
+    named_as: tuple[SubjectKind, str] | None = None
     if rule == "emitter" and row["host"] is not None:
         host = str(row["host"])
         claims.append(
-            Claim(f"The row was written by {host} about itself.", "observed", None, [row_id])
+            Claim(
+                f"The row was written by {host} about itself.",
+                "observed",
+                None,
+                [row_id],
+                message("claim.self", host=host),
+            )
         )
     elif rule == "emitter":
-        writer = _writer(row) or _reporter(context, row)
-        if writer is not None:
-            unmapped.append(writer)
+        wrote = writer(row) or reporter(context, row)
+        if wrote is not None:
+            unmapped.append(wrote)
     elif rule.startswith("capture:") or rule == "pod":
         named = _subjects_of(context, row)
         found = [s for s in named if s.host is not None]
         if found:
             subject = found[0]
             host = subject.host
-            named_subject = (subject.kind, subject.name)
+            named_as = (subject.kind, subject.name)
             proof = _alias_rows(context.host_map, str(host), subject.name)
             cited += proof
             claims.append(
@@ -213,6 +263,12 @@ def _culprit(
                     "inferred",
                     "capture-resolved",
                     [row_id, *proof],
+                    message(
+                        "claim.names",
+                        name=repr(subject.name),
+                        how=how_of(subject),
+                        host=str(host),
+                    ),
                 )
             )
         else:
@@ -225,7 +281,7 @@ def _culprit(
             found = [s for s in named if s.host is not None]
             if found:
                 host = found[0].host
-                named_subject = (found[0].kind, found[0].name)
+                named_as = (found[0].kind, found[0].name)
                 claims.append(
                     Claim(
                         f"The next line of the same error names {found[0].name!r}: "
@@ -233,6 +289,12 @@ def _culprit(
                         "inferred",
                         "capture-resolved",
                         [row_id, companion_id],
+                        message(
+                            "claim.next_line_names",
+                            name=repr(found[0].name),
+                            how=how_of(found[0]),
+                            host=str(host),
+                        ),
                     )
                 )
             else:
@@ -249,12 +311,13 @@ def _culprit(
                 "inferred",
                 "named-by-reporters",
                 ids,
+                message("claim.lost", reporters=int(top["reporters"]), host=host),
             )
         )
     if host is None and unmapped:
-        return _named_subject(context, row, unmapped, cited), [
+        return named_subject(context, row, unmapped, cited), [
             *claims,
-            _unmapped_claim(unmapped, cited),
+            unmapped_claim(unmapped, cited),
         ]
     if host is None:
         silent = _silent_first(context)
@@ -262,22 +325,30 @@ def _culprit(
             host, silent_ids, text = silent
             kind = "host"
             cited += silent_ids
-            claims.append(Claim(text, "inferred", "silent-first", silent_ids))
+            claims.append(Claim(text.text, "inferred", "silent-first", silent_ids, text.message))
     if host is None:
-        return CulpritDraft("undetermined", "not determined", None, cited), claims
-    support: str | None = None
+        draft = undetermined()
+        draft.row_ids = cited
+        return draft, claims
+    support: Said | None = None
     named_by = votes.filter(pl.col("host") == host)
     if named_by.height:
         reporters = int(named_by["reporters"][0])
-        support = f"named by {reporters} of {context.attempt.hosts} hosts"
+        support = said(
+            "support.named_by",
+            f"named by {reporters} of {context.attempt.hosts} hosts",
+            reporters=reporters,
+            total=context.attempt.hosts,
+        )
         ids = list(named_by["row_ids"][0])[:MAX_CITED]
         if not any(c.rule == "named-by-reporters" for c in claims):
             claims.append(
                 Claim(
-                    f"{host} is {support} of this attempt.",
+                    f"{host} is {support.text} of this attempt.",
                     "inferred",
                     "named-by-reporters",
                     ids,
+                    message("claim.named_by", host=host, support=support.message),
                 )
             )
     silent = _silent_first(context)
@@ -286,10 +357,28 @@ def _culprit(
         and silent[0] == host
         and not any(c.rule == "silent-first" for c in claims)
     ):
-        claims.append(Claim(silent[2], "inferred", "silent-first", silent[1]))
+        claims.append(
+            Claim(silent[2].text, "inferred", "silent-first", silent[1], silent[2].message)
+        )
     claims += _corroboration(context, host, row_id)
-    blamed = f"node {host}" if kind == "infrastructure" else f"host {host}"
-    return CulpritDraft(kind, blamed, host, cited, support, named_subject), claims
+    blamed = (
+        said("subject.node", f"node {host}", host=host)
+        if kind == "infrastructure"
+        else said("subject.host", f"host {host}", host=host)
+    )
+    return (
+        CulpritDraft(
+            kind,
+            blamed.text,
+            host,
+            cited,
+            None if support is None else support.text,
+            named_as,
+            blamed.message,
+            None if support is None else support.message,
+        ),
+        claims,
+    )
 
 
 #: How many rows after the first error a line of the same error may name its subject.
@@ -318,68 +407,7 @@ def _companion(
     return None
 
 
-def _writer(row: dict[str, object]) -> subjects.Subject | None:
-    """The subject that wrote a row without a host: its rank (torch_npu's ``RankID:3``, a
-    ``[rank3]:`` prefix of a pasted log), its worker (a ModelArts task, a TPU worker of a
-    Cloud Logging entry) or its pod."""
-    if row.get("rank") is not None:
-        return subjects.Subject(str(row["rank"]), None, "the row's writer", "rank")
-    if row.get("worker") is not None:
-        # Only a pasted log's worker column holds a rank (the ``[rankN]:`` prefix).
-        kind: SubjectKind = "rank" if row.get("source") == "text" else "worker"
-        return subjects.Subject(str(row["worker"]), None, "the row's writer", kind)
-    if row.get("pod") is not None:
-        return subjects.Subject(str(row["pod"]), None, "the row's writer", "pod")
-    return None
-
-
-def _reporter(context: Context, row: dict[str, object]) -> subjects.Subject | None:
-    """The rank of the line just before ``row`` in its file when that line is torch_npu's
-    report of the CANN error ``row`` states (``[ERROR] … (PID:…, Device:3, RankID:3) ERR02200
-    …`` then ``EJ0001: …``): the error is that rank's."""
-    before = (
-        context.data.rows()
-        .filter(
-            (pl.col("row_id") == int(str(row["row_id"])) - 1)
-            & (pl.col("file_id") == row["file_id"])
-            & (pl.col("reader").cast(pl.String) == "modelarts.torch_npu")
-        )
-        .select(pl.col("extra").str.json_path_match("$.rank").cast(pl.Int32, strict=False))
-        .collect()
-    )
-    if before.height == 0 or before.item() is None:
-        return None
-    return subjects.Subject(str(before.item()), None, "the row's writer", "rank")
-
-
-def _named_subject(
-    context: Context,
-    row: dict[str, object],
-    unmapped: list[subjects.Subject],
-    cited: list[int],
-) -> CulpritDraft:
-    """The culprit when the first error names its subject (or was written by one) and no row
-    of the case ties that subject to a host: the subject itself, as the row writes it."""
-    first = unmapped[0]
-    words = {"task": "task", "worker": "worker", "rank": "rank", "pod": "pod", "node": "node"}
-    label = words.get(first.kind, "host" if first.kind == "host" else "address")
-    subject = f"{label} {first.name}"
-    if len(unmapped) > 1:
-        subject += f" (and {len(unmapped) - 1} more named on the same row)"
-    kind: CulpritKind = "subject"
-    return CulpritDraft(kind, subject, None, cited, None, (first.kind, first.name))
-
-
-def _unmapped_claim(unmapped: list[subjects.Subject], row_ids: list[int]) -> Claim:
-    names = ", ".join(f"{s.kind} {s.name!r}" for s in unmapped)
-    if unmapped[0].how == "the row's writer":
-        text = f"The row was written by {names}; no row of the case ties it to a host."
-    else:
-        text = f"The rows name {names} as the one at fault; no row of the case ties it to a host."
-    return Claim(text, "observed", None, list(dict.fromkeys(row_ids)))
-
-
-def _silent_first(context: Context) -> tuple[str, list[int], str] | None:
+def _silent_first(context: Context) -> tuple[str, list[int], Said] | None:
     """The host whose workload output stopped first, well before every other host's, when
     the others then timed out: ``(host, cited row ids, statement)``."""
     if len(context.last_seen) < 2:
@@ -389,9 +417,12 @@ def _silent_first(context: Context) -> tuple[str, list[int], str] | None:
     if runner_up - last <= context.tolerance_ns:
         return None
     gap = (runner_up - last) / 1e9
-    text = (
+    text = said(
+        "claim.silent_first",
         f"{host}'s workload stopped logging first: its last line is {gap:.1f} s before any "
-        "other host's."
+        "other host's.",
+        host=host,
+        gap=f"{gap:.1f}",
     )
     return host, [row_id], text
 
@@ -408,6 +439,13 @@ def _corroboration(context: Context, host: str, winner_id: int) -> list[Claim]:
             "observed",
             None,
             [int(r["row_id"])],
+            message(
+                "claim.node_event",
+                host=host,
+                signature=str(r["signature"]),
+                title_en=str(r["title"]),
+                time=when_message(r["ts"]),
+            ),
         )
         for r in node_rows.head(MAX_CITED).iter_rows(named=True)
     ]
@@ -426,12 +464,15 @@ def _conflicts(culprit: CulpritDraft, votes: pl.DataFrame) -> list[Claim]:
                 "observed",
                 None,
                 list(other["row_ids"])[:MAX_CITED],
+                message(
+                    "claim.instead", reporters=int(other["reporters"]), host=str(other["host"])
+                ),
             )
         )
     return conflicts
 
 
-def _negative(context: Context, culprit: CulpritDraft) -> list[str]:
+def _negative(context: Context, culprit: CulpritDraft) -> list[Said]:
     notes = []
     if culprit.host is not None:
         node = context.evidence.filter(
@@ -439,9 +480,14 @@ def _negative(context: Context, culprit: CulpritDraft) -> list[str]:
         )
         if node.height == 0:
             notes.append(
-                f"No node or infrastructure event (preemption, maintenance, host error, "
-                f"OOMKilled, NotReady, shutdown) was found for {culprit.host} in attempt "
-                f"{context.attempt.index}."
+                said(
+                    "negative.no_node_event",
+                    f"No node or infrastructure event (preemption, maintenance, host error, "
+                    f"OOMKilled, NotReady, shutdown) was found for {culprit.host} in attempt "
+                    f"{context.attempt.index}.",
+                    host=culprit.host,
+                    attempt=context.attempt.index,
+                )
             )
     return notes
 
@@ -454,7 +500,7 @@ class Blame:
     culprit: CulpritDraft
     claims: list[Claim]
     conflicts: list[Claim]
-    negative: list[str]
+    negative: list[Said]
 
 
 def blame(context: Context, row: dict[str, object]) -> Blame:
@@ -488,15 +534,23 @@ def unexplained(context: Context) -> tuple[CulpritDraft, list[Claim]] | None:
                 [row_id, *proof],
                 None,
                 (subject.kind, subject.name),
+                message("subject.host", host=subject.host),
             )
         else:
-            draft = _named_subject(context, row, named, [row_id])
+            draft = named_subject(context, row, named, [row_id])
         claim = Claim(
             f"No signature explains the failure, but {row['signature']} ({row['title']}) names "
             f"{subject.kind} {subject.name!r} as the one that failed.",
             "observed",
             None,
             [row_id],
+            message(
+                "claim.unexplained_names",
+                signature=str(row["signature"]),
+                title_en=str(row["title"]),
+                kind=kind_message(subject.kind),
+                name=repr(subject.name),
+            ),
         )
         return draft, [claim]
     return None

@@ -10,7 +10,7 @@ import polars as pl
 
 from analyzer.diagnose.attempts import Attempt
 from analyzer.diagnose.evidence import CaseData
-from analyzer.diagnose.findings import Confidence, CulpritKind, SubjectKind
+from analyzer.diagnose.findings import Confidence, CulpritKind, Message, SubjectKind
 from analyzer.diagnose.outliers import Outlier
 from analyzer.hosts import HostMap
 
@@ -30,6 +30,23 @@ NODE_FAMILIES = ("gce", "gke", "kubelet", "node")
 MAX_CITED = 5
 
 
+def message(key: str, **params: str | int | float | Message) -> Message:
+    """The catalogue key ``key`` with its parameters (see :class:`Message`)."""
+    return Message(key=key, params=params)
+
+
+@dataclass(frozen=True)
+class Said:
+    """A sentence in English (what findings.json states) and as a catalogue message."""
+
+    text: str
+    message: Message
+
+
+def said(key: str, text: str, **params: str | int | float | Message) -> Said:
+    return Said(text, message(key, **params))
+
+
 @dataclass
 class Claim:
     """A statement before its citations are turned into quoted rows."""
@@ -38,6 +55,7 @@ class Claim:
     basis: str
     rule: str | None
     row_ids: list[int]
+    message: Message | None = None
 
 
 @dataclass
@@ -49,6 +67,8 @@ class CulpritDraft:
     support: str | None = None
     #: (kind, name) of the subject the cited rows name, as they write it.
     named: tuple[SubjectKind, str] | None = None
+    subject_message: Message | None = None
+    support_message: Message | None = None
 
 
 @dataclass
@@ -61,6 +81,7 @@ class PhaseDraft:
     row_ids: list[int]
     #: (host, step, row id) of each host's last step line.
     last_steps: list[tuple[str | None, int, int]] = field(default_factory=list)
+    message: Message | None = None
 
 
 @dataclass
@@ -70,15 +91,15 @@ class VerdictDraft:
     attempt: Attempt
     failure_mode: str
     failure_class: str
-    summary: str
+    summary: Said
     confidence: Confidence
-    confidence_reason: str
+    confidence_reason: Said
     first_error: dict[str, object] | None
     culprit: CulpritDraft
     claims: list[Claim]
     conflicts: list[Claim]
-    negative: list[str]
-    next_steps: list[str]
+    negative: list[Said]
+    next_steps: list[Said]
     lead_ids: list[int]
     timeline_ids: list[int] = field(default_factory=list)
     lead_rule: str | None = None
@@ -90,6 +111,16 @@ def when(value: object) -> str:
     if isinstance(value, dt.datetime):
         return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
     return "an unknown time"
+
+
+def when_message(value: object) -> str | Message:
+    """:func:`when` as a message parameter (a time reads alike in every language)."""
+    return when(value) if isinstance(value, dt.datetime) else message("time.unknown")
+
+
+def host_message(value: object, unnamed: str = "host.unnamed") -> str | Message:
+    """A host name as a message parameter, or the words for a missing one."""
+    return str(value) if value is not None else message(unnamed)
 
 
 def as_int(value: object) -> int | None:

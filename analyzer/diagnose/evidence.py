@@ -3,7 +3,10 @@ per-host activity every rule looks at.
 
 Evidence is every match that is not noise, joined to its row (time, host, pod, workload,
 worker, restart label, message, file path and line) and to its signature's role, scope,
-culprit rule and precedence. It is small (the cascade of a 4,096-host incident is a few
+culprit rule and precedence. Rows whose time the case could not place (``ts_quality =
+out_of_range``: 9999-12-31, a clock reset, a stamp days away from the rest of its file) are
+not evidence: a verdict orders rows in time, and such a row has no trustworthy place in it
+(it still matched; the report counts it). It is small (the cascade of a 4,096-host incident is a few
 thousand rows per signature); the rows themselves are only scanned for a few columns.
 """
 
@@ -35,6 +38,7 @@ _ROW_COLUMNS = (
     "attempt",
     "message",
     "extra",
+    "ts_quality",
 )
 
 
@@ -92,9 +96,10 @@ def signature_table(catalogue: Catalogue) -> pl.DataFrame:
 
 
 def _files(case: Case) -> pl.DataFrame:
-    return pl.read_parquet(case.path / FILES_FILE).select(
-        "file_id", "path", "sha256", "rows", "quarantined"
-    )
+    files = pl.read_parquet(case.path / FILES_FILE)
+    if "out_of_range" not in files.columns:  # a case written before the count existed
+        files = files.with_columns(pl.lit(0, dtype=pl.Int64).alias("out_of_range"))
+    return files.select("file_id", "path", "sha256", "rows", "quarantined", "out_of_range")
 
 
 def load(case: Case, catalogue: Catalogue) -> CaseData:
@@ -117,7 +122,10 @@ def _join(
         rows = (
             pl.scan_parquet(case.rows_glob)
             .select(_ROW_COLUMNS)
-            .filter(pl.col("row_id").is_in(ids.implode()))
+            .filter(
+                pl.col("row_id").is_in(ids.implode())
+                & (pl.col("ts_quality").cast(pl.String) != "out_of_range")
+            )
             .with_columns(pl.col(c).cast(pl.String) for c in ("host", "source", "pod", "workload"))
             # The rank a reader found in the line (torch_npu RankID, HCCL rank[N]) when the
             # worker column holds something else (a ModelArts task index).
@@ -127,7 +135,7 @@ def _join(
                 .cast(pl.Int32, strict=False)
                 .alias("rank")
             )
-            .drop("extra")
+            .drop("extra", "ts_quality")
             .collect()
         )
     else:

@@ -8,9 +8,9 @@ bundle and tool version give byte-identical findings.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 SCHEMA_VERSION: Final = "culprit-findings/1"
 
@@ -24,6 +24,16 @@ Basis = Literal["observed", "inferred"]
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Message(_Model):
+    """A sentence as a key of the report's message catalogue (``analyzer/report/messages.toml``)
+    and its parameters, so a report can say it in another language. A parameter whose name
+    ends in ``_en`` is English text from the catalogue or a knowledge page (a signature's
+    title, a knowledge page's step) that has no translation; a parameter may be a message."""
+
+    key: str
+    params: dict[str, str | int | float | Message] = {}
 
 
 class Citation(_Model):
@@ -58,6 +68,7 @@ class Statement(_Model):
     basis: Basis
     rule: str | None = None
     citations: list[Citation]
+    message: Message | None = None
 
 
 class FirstError(_Model):
@@ -92,6 +103,9 @@ class Culprit(_Model):
     #: The task, worker, rank, pod, node, host or address the cited rows name (a host
     #: culprit's own name when it is the writer of the first error).
     named: NamedSubject | None = None
+    #: ``subject`` and ``support`` as messages.
+    subject_message: Message | None = None
+    support_message: Message | None = None
 
 
 class Coverage(_Model):
@@ -140,6 +154,12 @@ class Verdict(_Model):
     outliers: list[Outlier] = []
     #: The training phase the attempt failed in, and the last step of each host.
     phase: Phase | None = None
+    #: ``summary``, ``confidence_reason``, ``negative_findings`` and ``next_steps`` as
+    #: messages (the same order).
+    summary_message: Message | None = None
+    confidence_message: Message | None = None
+    negative_messages: list[Message] = []
+    next_step_messages: list[Message] = []
 
 
 class Outlier(_Model):
@@ -153,6 +173,8 @@ class Outlier(_Model):
     citations: list[Citation]
     rule: str = "spatial-outlier"
     basis: Basis = "inferred"
+    #: ``reasons`` as messages (the same order).
+    reason_messages: list[Message] = []
 
 
 class HostStep(_Model):
@@ -176,6 +198,8 @@ class Phase(_Model):
     last_steps: list[HostStep]
     rule: str = "training-phase"
     basis: Basis = "inferred"
+    #: ``text`` as a message.
+    message: Message | None = None
 
 
 class BundleFile(_Model):
@@ -183,6 +207,16 @@ class BundleFile(_Model):
     sha256: str | None
     rows: int
     quarantined: int
+    #: Rows whose time the case could not place (``ts_quality = out_of_range``); not written
+    #: when there are none, so findings of clean bundles stay as they were.
+    out_of_range: int = 0
+
+    @model_serializer(mode="wrap")
+    def _omit_zero(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if not self.out_of_range:
+            data.pop("out_of_range", None)
+        return data
 
 
 class BundleSummary(_Model):

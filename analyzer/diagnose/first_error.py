@@ -63,8 +63,7 @@ def pick(evidence: pl.DataFrame, role: str, tolerance_ns: int) -> Winner | None:
     Times are compared as ``rank_ts`` (the time corrected by the host's measured clock
     offset, :mod:`analyzer.diagnose.skew`) when the frame has it, else as ``ts``.
     """
-    if "rank_ts" not in evidence.columns:
-        evidence = evidence.with_columns(pl.col("ts").alias("rank_ts"))
+    evidence = _with_rank(evidence)
     of_role = evidence.filter(pl.col("role") == role)
     candidates = of_role.filter(pl.col("rank_ts").is_not_null())
     if candidates.height == 0:
@@ -73,21 +72,8 @@ def pick(evidence: pl.DataFrame, role: str, tolerance_ns: int) -> Winner | None:
     window = candidates.filter(
         pl.col("rank_ts") <= pl.lit(earliest) + pl.duration(nanoseconds=tolerance_ns)
     )
-    # One host's earliest candidate row (all signatures of that row).
-    first_rows = (
-        window.sort("rank_ts", "row_id")
-        .group_by("host", maintain_order=True)
-        .agg(pl.col("row_id").first())
-        .get_column("row_id")
-    )
-    on_rows = window.filter(pl.col("row_id").is_in(first_rows.implode()))
-    ranked = on_rows.with_columns(
-        pl.col("precedence").max().over("row_id").alias("_row_precedence")
-    ).sort(
-        ["_row_precedence", "rank_ts", "row_id", "precedence", "signature"],
-        descending=[True, False, False, True, False],
-    )
-    best = ranked.row(0, named=True)
+    on_rows = window.filter(pl.col("row_id").is_in(_earliest_of_each(window, ["host"])))
+    best = _ranked(on_rows).row(0, named=True)
     best.pop("_row_precedence")
     best.pop("rank_ts")
     rivals = on_rows.filter(
@@ -96,25 +82,74 @@ def pick(evidence: pl.DataFrame, role: str, tolerance_ns: int) -> Winner | None:
     return Winner(row=best, rivals=rivals, candidates=candidates["row_id"].n_unique())
 
 
+def host_firsts(evidence: pl.DataFrame, role: str) -> pl.DataFrame:
+    """Each host's own first error of ``role``: the rule above within one host, so the
+    host of an attempt's first error gets that very row. A host's earliest timed candidate
+    row (step 2), named by its highest-precedence signature (step 4); a host whose candidates
+    have no time at all, by position (each of its files' first candidate row, then the
+    highest precedence, then the earlier file). One row per host that has a candidate:
+    the evidence columns of the winning match (``rank_ts`` included)."""
+    evidence = _with_rank(evidence)
+    of_role = evidence.filter((pl.col("role") == role) & pl.col("host").is_not_null())
+    timed = of_role.filter(pl.col("rank_ts").is_not_null())
+    untimed = of_role.filter(~pl.col("host").is_in(timed["host"].unique().implode()))
+    chosen = pl.concat(
+        [
+            timed.filter(pl.col("row_id").is_in(_earliest_of_each(timed, ["host"]))),
+            untimed.filter(pl.col("row_id").is_in(_first_of_each(untimed, ["host", "file_id"]))),
+        ]
+    )
+    return _ranked(chosen).group_by("host", maintain_order=True).first().drop("_row_precedence")
+
+
+def _with_rank(evidence: pl.DataFrame) -> pl.DataFrame:
+    if "rank_ts" in evidence.columns:
+        return evidence
+    return evidence.with_columns(pl.col("ts").alias("rank_ts"))
+
+
+def _earliest_of_each(frame: pl.DataFrame, keys: list[str]) -> pl.Series:
+    """Row ids of each group's earliest row by corrected time, then position (step 2: one
+    host's clock orders its own rows); as a one-element list column for ``is_in``."""
+    return (
+        frame.sort("rank_ts", "row_id")
+        .group_by(keys, maintain_order=True)
+        .agg(pl.col("row_id").first())
+        .get_column("row_id")
+        .implode()
+    )
+
+
+def _first_of_each(frame: pl.DataFrame, keys: list[str]) -> pl.Series:
+    """Row ids of each group's first row by position (row ids follow the file's lines)."""
+    return (
+        frame.sort("row_id")
+        .group_by(keys, maintain_order=True)
+        .agg(pl.col("row_id").first())
+        .get_column("row_id")
+        .implode()
+    )
+
+
+def _ranked(rows: pl.DataFrame) -> pl.DataFrame:
+    """Steps 3 and 4: the highest row precedence first, then the earlier time, then the
+    earlier position; on one row, its signatures by precedence (the first names it)."""
+    return rows.with_columns(
+        pl.col("precedence").max().over("row_id").alias("_row_precedence")
+    ).sort(
+        ["_row_precedence", "rank_ts", "row_id", "precedence", "signature"],
+        descending=[True, False, False, True, False],
+        nulls_last=True,
+    )
+
+
 def _by_position(candidates: pl.DataFrame) -> Winner | None:
     """The first error among candidates that have no time: each file's first row (row ids
     follow the file's lines), then the highest precedence, then the earlier file."""
     if candidates.height == 0:
         return None
-    first_rows = (
-        candidates.sort("row_id")
-        .group_by("file_id", maintain_order=True)
-        .agg(pl.col("row_id").first())
-        .get_column("row_id")
-    )
-    on_rows = candidates.filter(pl.col("row_id").is_in(first_rows.implode()))
-    ranked = on_rows.with_columns(
-        pl.col("precedence").max().over("row_id").alias("_row_precedence")
-    ).sort(
-        ["_row_precedence", "row_id", "precedence", "signature"],
-        descending=[True, False, True, False],
-    )
-    best = ranked.row(0, named=True)
+    on_rows = candidates.filter(pl.col("row_id").is_in(_first_of_each(candidates, ["file_id"])))
+    best = _ranked(on_rows).row(0, named=True)
     best.pop("_row_precedence")
     best.pop("rank_ts", None)
     rivals = on_rows.filter(pl.col("file_id") != best["file_id"])

@@ -28,6 +28,7 @@ from typing import Final
 
 import polars as pl
 
+from analyzer.diagnose.findings import Message
 from analyzer.diagnose.patterns import rare_limit
 
 #: Below this many hosts there are no peers to compare with.
@@ -40,7 +41,7 @@ FEW_PER_HOST: Final = 3
 TOP: Final = 5
 
 #: The scoring callback: host, points, reason, cited rows.
-_Add = Callable[[str, float, str, list[int]], None]
+_Add = Callable[[str, float, str, list[int], Message], None]
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,14 @@ class Outlier:
     score: float
     reasons: list[str]
     row_ids: list[int] = field(default_factory=list)
+    #: The reasons as catalogue messages (the same order).
+    reason_messages: list[Message] = field(default_factory=list)
     #: Time (or, without one, the row id) of the host's earliest rare error-level row.
     first_rare_error: int | None = None
+
+
+def _message(key: str, **params: str | int | float | Message) -> Message:
+    return Message(key=key, params=params)
 
 
 def _order(ts: str, row: str) -> pl.Expr:
@@ -77,12 +84,14 @@ def rank_hosts(table: pl.DataFrame, margin_ns: int = 2_000_000_000) -> list[Outl
     rare = hosted.filter((pl.col("spread") <= limit) & ~pl.col("routine"))
     scores: dict[str, float] = {}
     reasons: dict[str, list[str]] = {}
+    said: dict[str, list[Message]] = {}
     cited: dict[str, list[int]] = {}
     firsts: dict[str, int] = {}
 
-    def add(host: str, points: float, reason: str, rows: list[int]) -> None:
+    def add(host: str, points: float, reason: str, rows: list[int], message: Message) -> None:
         scores[host] = scores.get(host, 0.0) + points
         reasons.setdefault(host, []).append(reason)
+        said.setdefault(host, []).append(message)
         cited.setdefault(host, []).extend(rows)
 
     per_host = (
@@ -106,6 +115,14 @@ def rank_hosts(table: pl.DataFrame, margin_ns: int = 2_000_000_000) -> list[Outl
             f"{row['host']} logged {row['templates']} template(s) that at most {limit} of "
             f"{hosts} hosts logged, first {row['template']!r}.",
             list(row["first_row"]),
+            _message(
+                "outlier.rare",
+                host=row["host"],
+                count=row["templates"],
+                limit=limit,
+                hosts=hosts,
+                template=repr(row["template"]),
+            ),
         )
         if row["first_error_at"] is not None:
             firsts[row["host"]] = int(row["first_error_at"])
@@ -115,7 +132,13 @@ def rank_hosts(table: pl.DataFrame, margin_ns: int = 2_000_000_000) -> list[Outl
         firsts[host] = min(firsts.get(host, at), at)
     if firsts:
         earliest = min(firsts, key=lambda h: (firsts[h], h))
-        add(earliest, 1.0, f"{earliest} logged the attempt's earliest rare error line.", [])
+        add(
+            earliest,
+            1.0,
+            f"{earliest} logged the attempt's earliest rare error line.",
+            [],
+            _message("outlier.earliest", host=earliest),
+        )
     ranked = sorted(scores, key=lambda h: (-round(scores[h], 9), firsts.get(h, math.inf), h))
     return [
         Outlier(
@@ -123,6 +146,7 @@ def rank_hosts(table: pl.DataFrame, margin_ns: int = 2_000_000_000) -> list[Outl
             rank=index + 1,
             score=round(scores[host], 3),
             reasons=reasons[host],
+            reason_messages=said[host],
             row_ids=list(dict.fromkeys(cited[host])),
             first_rare_error=firsts.get(host),
         )
@@ -169,6 +193,15 @@ def _missing(hosted: pl.DataFrame, hosts: int, add: _Add) -> None:
             f"{needed} of {hosts} hosts logged, e.g. {row['template']!r} (cited where peers "
             "logged it).",
             list(row["peer_row"]),
+            _message(
+                "outlier.lacks",
+                host=row["host"],
+                count=row["lacks"],
+                total=total,
+                needed=needed,
+                hosts=hosts,
+                template=repr(row["template"]),
+            ),
         )
 
 
@@ -223,6 +256,13 @@ def _ahead(hosted: pl.DataFrame, margin_ns: int, add: _Add) -> dict[str, int]:
             f"logged later, first {row['template']!r}, {row['lead_s']:.1f} s before any other "
             "host.",
             list(row["first_row"]),
+            _message(
+                "outlier.ahead",
+                host=row["host"],
+                count=row["templates"],
+                template=repr(row["template"]),
+                lead=f"{row['lead_s']:.1f}",
+            ),
         )
         found[row["host"]] = int(row["first_at"])
     return found
@@ -247,4 +287,12 @@ def _last_lines(hosted: pl.DataFrame, hosts: int, add: _Add) -> None:
             f"{row['host']}'s last line ({row['template']!r}) is not the one {top['n']} of "
             f"{hosts} hosts ended on ({top['template']!r}).",
             [int(row["last_row"])],
+            _message(
+                "outlier.last_line",
+                host=row["host"],
+                template=repr(row["template"]),
+                count=top["n"],
+                hosts=hosts,
+                usual=repr(top["template"]),
+            ),
         )

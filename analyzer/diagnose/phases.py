@@ -19,7 +19,8 @@ from typing import Final
 
 import polars as pl
 
-from analyzer.diagnose.draft import MAX_CITED, Context, PhaseDraft, when
+from analyzer.diagnose.draft import MAX_CITED, Context, PhaseDraft, message, when
+from analyzer.diagnose.findings import Message
 
 #: (phase, pattern over the template text), first match wins.
 PHASES: Final = (
@@ -110,20 +111,38 @@ def training_phase(
         # Batches are prefetched between steps: once a step completed, training was on.
         phase = "step"
     where = f"step {step}" if phase == "step" and step is not None else phase
+    where_message = (
+        message("phase.where.step", step=step)
+        if phase == "step" and step is not None
+        else message(f"phase.name.{phase}")
+    )
     text = (
         f"Attempt {context.attempt.index} failed in the {phase} phase ({where}): the last "
         f"progress line before the failure ({template!r}) was logged at {when(last['ts'][0])}"
     )
+    steps_message: str | Message = ""
     if steps:
         low = min(s for _, s, _ in steps)
         text += (
             f"; the last completed step per host runs from {low} to {step} over "
             f"{len(steps)} host(s)"
         )
+        steps_message = message(
+            "phase.steps", low=low, step=step if step is not None else low, hosts=len(steps)
+        )
+    said = message(
+        "phase.failed",
+        attempt=context.attempt.index,
+        phase=message(f"phase.name.{phase}"),
+        where=where_message,
+        template=repr(template),
+        time=when(last["ts"][0]),
+        steps=steps_message,
+    )
     cited = [int(last["row_id"][0])]
     lagging = sorted(steps, key=lambda item: (item[1], str(item[0])))
     cited += [row for _, _, row in lagging[: MAX_CITED - 1]]
-    return PhaseDraft(phase, step, text + ".", cited, steps)
+    return PhaseDraft(phase, step, text + ".", cited, steps, said)
 
 
 def _last_steps(

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from analyzer.diagnose.draft import Context, when
+from analyzer.diagnose.draft import Context, Said, host_message, said, when, when_message
 
 
 def unrelated(context: Context, evidence: pl.DataFrame) -> pl.DataFrame:
@@ -65,23 +65,33 @@ def set_aside(evidence: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def notes(context: Context, rows: pl.DataFrame) -> list[str]:
+def notes(context: Context, rows: pl.DataFrame) -> list[Said]:
     """One negative finding per set-aside signature and node."""
-    found: list[str] = []
+    found: list[Said] = []
     hosts = set(context.last_seen)
     if rows.height == 0:
         return found
     for row in rows.unique(["signature", "host"], keep="first", maintain_order=True).iter_rows(
         named=True
     ):
+        elsewhere = row["host"] is not None and row["host"] not in hosts
         why = (
-            "that node ran none of the attempt's workload"
-            if row["host"] is not None and row["host"] not in hosts
-            else "it happened before the attempt's workload started"
+            said("why.other_node", "that node ran none of the attempt's workload")
+            if elsewhere
+            else said("why.before_start", "it happened before the attempt's workload started")
         )
         found.append(
-            f"{row['signature']} ({row['title']}) on {row['host'] or 'an unnamed node'} at "
-            f"{when(row['ts'])} ({row['path']}:{row['line']}) was not taken as the first error: "
-            f"{why}."
+            said(
+                "negative.set_aside",
+                f"{row['signature']} ({row['title']}) on {row['host'] or 'an unnamed node'} at "
+                f"{when(row['ts'])} ({row['path']}:{row['line']}) was not taken as the first "
+                f"error: {why.text}.",
+                signature=str(row["signature"]),
+                title_en=str(row["title"]),
+                host=host_message(row["host"], "node.unnamed"),
+                time=when_message(row["ts"]),
+                citation=f"{row['path']}:{row['line']}",
+                why=why.message,
+            )
         )
     return found

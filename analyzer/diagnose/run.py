@@ -7,7 +7,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import polars as pl
 
@@ -26,6 +26,7 @@ from analyzer.diagnose.findings import (
     Findings,
     FirstError,
     HostStep,
+    Message,
     NamedSubject,
     Phase,
     Statement,
@@ -69,33 +70,13 @@ def diagnose(
     the silences and pod generations the full case did; its recorded attempts do).
     """
     settings = settings or Settings()
-    data = load(case, catalogue)
-    patterns = load_patterns(case)
-    activity = data.activity()
-    if attempts is None:
-        attempts = attempts_mod.split(activity, silence_s=settings.silence_s)
-    evidence = attempts_mod.assign_labelled(data.evidence.lazy(), attempts).collect()
-    last_seen, started = _workload_span(activity, attempts)
-    tolerance = int(settings.skew_s * 1e9)
+    data, evidence, contexts = attempt_contexts(
+        case, catalogue, settings, attempts=attempts, baseline=baseline
+    )
     drafts = []
-    for attempt in attempts:
-        table = patterns.within(attempt.start, attempt.end)
-        outliers = rank_hosts(table, tolerance)
-        draft = decide(
-            Context(
-                data=data,
-                attempt=attempt,
-                evidence=evidence.filter(pl.col("attempt_index") == attempt.index),
-                last_seen=last_seen.get(attempt.index, {}),
-                workload_start=started.get(attempt.index),
-                tolerance_ns=tolerance,
-                templates=table,
-                template_rows=patterns.rows,
-                outliers=outliers,
-                known_templates=baseline,
-            )
-        )
-        draft.outliers = outliers
+    for context in contexts:
+        draft = decide(context)
+        draft.outliers = context.outliers
         drafts.append(draft)
     daemon = _daemon_activity(data)
     extra = daemon["last_row"].to_list()
@@ -111,6 +92,45 @@ def diagnose(
         coverage=_coverage(daemon, evidence, drafts, quoted),
         settings={"skew_s": settings.skew_s, "silence_s": settings.silence_s},
     )
+
+
+def attempt_contexts(
+    case: Case,
+    catalogue: Catalogue,
+    settings: Settings,
+    *,
+    attempts: list[attempts_mod.Attempt] | None = None,
+    baseline: frozenset[str] = frozenset(),
+) -> tuple[CaseData, pl.DataFrame, list[Context]]:
+    """The case's evidence read once, labelled with its attempt (``attempt_index``), and the
+    context each attempt's verdict is decided in: with the attempt's templates and the hosts
+    unlike their peers (``baseline``: template texts of a healthy run, never a lead)."""
+    data = load(case, catalogue)
+    patterns = load_patterns(case)
+    activity = data.activity()
+    if attempts is None:
+        attempts = attempts_mod.split(activity, silence_s=settings.silence_s)
+    evidence = attempts_mod.assign_labelled(data.evidence.lazy(), attempts).collect()
+    last_seen, started = _workload_span(activity, attempts)
+    tolerance = int(settings.skew_s * 1e9)
+    contexts = []
+    for attempt in attempts:
+        table = patterns.within(attempt.start, attempt.end)
+        contexts.append(
+            Context(
+                data=data,
+                attempt=attempt,
+                evidence=evidence.filter(pl.col("attempt_index") == attempt.index),
+                last_seen=last_seen.get(attempt.index, {}),
+                workload_start=started.get(attempt.index),
+                tolerance_ns=tolerance,
+                templates=table,
+                template_rows=patterns.rows,
+                outliers=rank_hosts(table, tolerance),
+                known_templates=baseline,
+            )
+        )
+    return data, evidence, contexts
 
 
 def _redaction(redact: Redactor | None, drafts: list[VerdictDraft]) -> Redactor:
@@ -264,7 +284,30 @@ def _statement(
         basis="observed" if claim.basis == "observed" else "inferred",
         rule=claim.rule,
         citations=_citations(claim.row_ids, quoted),
+        message=_redacted(claim.message, redact),
     )
+
+
+@overload
+def _redacted(message: Message, redact: Callable[[str], str]) -> Message: ...
+@overload
+def _redacted(message: None, redact: Callable[[str], str]) -> None: ...
+def _redacted(message: Message | None, redact: Callable[[str], str]) -> Message | None:
+    """``message`` with every text parameter redacted as the English text is (a parameter
+    may quote a capture)."""
+    if message is None:
+        return None
+    params: dict[str, str | int | float | Message] = {
+        name: (
+            redact(value)
+            if isinstance(value, str)
+            else _redacted(value, redact)
+            if isinstance(value, Message)
+            else value
+        )
+        for name, value in message.params.items()
+    }
+    return Message(key=message.key, params=params)
 
 
 def _time(ns: int | None) -> dt.datetime | None:
@@ -320,12 +363,12 @@ def _verdict(
         failure_mode=draft.failure_mode,
         failure_class=draft.failure_class,
         summary=(
-            redact(draft.summary)
+            redact(draft.summary.text)
             if first is None
-            else f"{redact(draft.summary)} ({first.citation.path}:{first.citation.line})."
+            else f"{redact(draft.summary.text)} ({first.citation.path}:{first.citation.line})."
         ),
         confidence=draft.confidence,
-        confidence_reason=redact(draft.confidence_reason),
+        confidence_reason=redact(draft.confidence_reason.text),
         first_error=first,
         culprit=Culprit(
             kind=culprit.kind,
@@ -339,25 +382,45 @@ def _verdict(
                 if culprit.named is None
                 else NamedSubject(kind=culprit.named[0], name=culprit.named[1])
             ),
+            subject_message=_redacted(culprit.subject_message, redact),
+            support_message=culprit.support_message,
         ),
         statements=[_statement(c, quoted, redact) for c in draft.claims],
         conflicts=[_statement(c, quoted, redact) for c in draft.conflicts],
-        negative_findings=[redact(text) for text in draft.negative],
-        next_steps=[redact(text) for text in draft.next_steps],
+        negative_findings=[redact(item.text) for item in draft.negative],
+        next_steps=[redact(item.text) for item in draft.next_steps],
         evidence=[quoted[i] for i in cited if i in quoted and i not in draft.lead_ids],
         timeline=[quoted[i] for i in draft.timeline_ids if i in quoted],
         leads=[quoted[i] for i in draft.lead_ids if i in quoted],
         lead_rule=draft.lead_rule,
         outliers=[_outlier(o, quoted, redact) for o in draft.outliers[:TOP_OUTLIERS]],
-        phase=None if draft.phase is None else _phase(draft.phase, quoted),
+        phase=None if draft.phase is None else _phase(draft.phase, quoted, redact),
+        summary_message=_redacted(
+            draft.summary.message
+            if first is None
+            else Message(
+                key="summary.cited",
+                params={
+                    "summary": draft.summary.message,
+                    "citation": f"{first.citation.path}:{first.citation.line}",
+                },
+            ),
+            redact,
+        ),
+        confidence_message=_redacted(draft.confidence_reason.message, redact),
+        negative_messages=[_redacted(item.message, redact) for item in draft.negative],
+        next_step_messages=[_redacted(item.message, redact) for item in draft.next_steps],
     )
 
 
-def _phase(phase: PhaseDraft, quoted: dict[int, EvidenceRow]) -> Phase:
+def _phase(
+    phase: PhaseDraft, quoted: dict[int, EvidenceRow], redact: Callable[[str], str]
+) -> Phase:
     return Phase(
         phase=phase.phase,
         step=phase.step,
-        text=phase.text,
+        text=redact(phase.text),
+        message=None if phase.message is None else _redacted(phase.message, redact),
         citations=_citations(phase.row_ids, quoted),
         last_steps=[
             HostStep(host=host, step=step, citation=quoted[row_id].citation)
@@ -375,6 +438,7 @@ def _outlier(
         rank=outlier.rank,
         score=outlier.score,
         reasons=[redact(text) for text in outlier.reasons],
+        reason_messages=[_redacted(m, redact) for m in outlier.reason_messages],
         citations=_citations(outlier.row_ids, quoted),
     )
 
@@ -386,6 +450,7 @@ def _bundle(case: Case, data: CaseData) -> BundleSummary:
             sha256=r["sha256"],
             rows=int(r["rows"] or 0),
             quarantined=int(r["quarantined"] or 0),
+            out_of_range=int(r["out_of_range"] or 0),
         )
         for r in data.files.sort("path").iter_rows(named=True)
     ]

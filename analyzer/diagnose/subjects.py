@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from analyzer.diagnose.findings import SubjectKind
+from analyzer.diagnose.findings import Message, SubjectKind
 from analyzer.hosts import HostMap
 
 #: ``/job:jax_worker/replica:0/task:7``, ``task:7``, ``task 7``, ``process 7``.
@@ -50,6 +50,8 @@ class Subject:
     #: How the name was resolved ("task 7 of llm-pretrain (attempt 0)", "pod hostname", …).
     how: str
     kind: SubjectKind = "host"
+    #: ``how`` as a catalogue message.
+    how_message: Message | None = None
 
 
 def capture_value(captures: str, group: str) -> str | None:
@@ -81,7 +83,9 @@ def _one(
 ) -> Subject:
     direct = host_map.lookup(name)
     if direct is not None:
-        return Subject(name, direct, "a name of that host in the case")
+        return Subject(
+            name, direct, "a name of that host in the case", how_message=Message(key="how.alias")
+        )
     task = _TASK.search(name)
     number = (
         task.group("n")
@@ -94,10 +98,20 @@ def _one(
                 host = host_map.task(candidate_workload, candidate_attempt, int(number))
                 if host is not None:
                     how = f"JAX task {number} of {candidate_workload}"
+                    said = Message(
+                        key="how.jax_task",
+                        params={"task": number, "workload": candidate_workload},
+                    )
                     if candidate_attempt is not None:
                         how += f" (restart attempt {candidate_attempt})"
-                    return Subject(name, host, how)
-    return Subject(name, None, "not found in the case's host map")
+                        said = Message(
+                            key="how.jax_task.attempt",
+                            params={**said.params, "attempt": candidate_attempt},
+                        )
+                    return Subject(name, host, how, how_message=said)
+    return Subject(
+        name, None, "not found in the case's host map", how_message=Message(key="how.not_found")
+    )
 
 
 def _workloads(host_map: HostMap, preferred: str | None) -> list[str]:

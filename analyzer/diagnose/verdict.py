@@ -24,22 +24,36 @@ from analyzer.diagnose.draft import (
     Claim,
     Context,
     CulpritDraft,
+    Said,
     VerdictDraft,
+    host_message,
+    message,
+    said,
     when,
+    when_message,
 )
-from analyzer.diagnose.findings import Confidence
+from analyzer.diagnose.findings import Confidence, Message
 from analyzer.diagnose.knowledge import page
 from analyzer.diagnose.phases import training_phase
+from analyzer.diagnose.unmapped import undetermined
 from analyzer.signatures.classes import UNKNOWN
 
 
-def decide(context: Context) -> VerdictDraft:
-    """The verdict of one attempt."""
+def candidates(context: Context) -> tuple[pl.DataFrame, skew.Offsets, pl.DataFrame]:
+    """The attempt's evidence as the first-error rule reads it: times corrected by measured
+    clock offsets (``rank_ts``), catch-all roots yielding to a specific reading of their row,
+    unrelated infrastructure events made context. Also the offsets and the rows set aside
+    (the verdict states both)."""
     offsets = skew.estimate(context.evidence)
     ranked = skew.corrected(context.evidence, offsets)
     ranked = first_error.yield_to_specific(ranked)
     aside = relevance.unrelated(context, ranked)
-    ranked = relevance.set_aside(ranked, aside)
+    return relevance.set_aside(ranked, aside), offsets, aside
+
+
+def decide(context: Context) -> VerdictDraft:
+    """The verdict of one attempt."""
+    ranked, offsets, aside = candidates(context)
     winner = first_error.pick(ranked, "root", context.tolerance_ns)
     role = "root"
     if winner is None:
@@ -56,6 +70,13 @@ def decide(context: Context) -> VerdictDraft:
             "observed",
             None,
             [int(str(row["row_id"]))],
+            message(
+                "claim.logged",
+                host=host_message(row["host"], "host.unnamed_start"),
+                signature=str(row["signature"]),
+                title_en=str(row["title"]),
+                time=when_message(row["ts"]),
+            ),
         ),
         _ordering_claim(context, winner, role),
         *_offset_claims(offsets),
@@ -67,13 +88,19 @@ def decide(context: Context) -> VerdictDraft:
     claims += _corroborated(context, culprit)
     claims += _aftermath(context, row)
     confidence, reason = _confidence(row, role, culprit, conflicts)
-    steps = list(knowledge.next_steps)
+    steps = [said("knowledge.step", step, step_en=step) for step in knowledge.next_steps]
     if confidence == "LOW":
         steps += _collect_next(culprit)
     # The citation (the physical line that states the error) is added once rows are quoted.
-    summary = (
+    summary = said(
+        "summary.known",
         f"{knowledge.title}: {culprit.subject}; first error {row['signature']} "
-        f"on {row['host'] or 'an unnamed host'} at {when(row['ts'])}"
+        f"on {row['host'] or 'an unnamed host'} at {when(row['ts'])}",
+        title_en=knowledge.title,
+        subject=culprit.subject_message or culprit.subject,
+        signature=str(row["signature"]),
+        host=host_message(row["host"]),
+        time=when_message(row["ts"]),
     )
     phase = training_phase(context, row, [])
     return VerdictDraft(
@@ -151,7 +178,8 @@ def _aftermath(context: Context, row: dict[str, object]) -> list[Claim]:
     )
     claims = []
     for other in summary.iter_rows(named=True):
-        kind = "another root-cause signature" if other["role"] == "root" else "a consequence"
+        root = other["role"] == "root"
+        kind = "another root-cause signature" if root else "a consequence"
         claims.append(
             Claim(
                 f"{other['hosts']} host(s) logged {other['signature']} ({other['title']}; "
@@ -159,6 +187,13 @@ def _aftermath(context: Context, row: dict[str, object]) -> list[Claim]:
                 "observed",
                 None,
                 [int(other["row_id"])],
+                message(
+                    "claim.aftermath.root" if root else "claim.aftermath.consequence",
+                    hosts=int(other["hosts"]),
+                    signature=str(other["signature"]),
+                    title_en=str(other["title"]),
+                    time=when_message(other["ts"]),
+                ),
             )
         )
     return claims
@@ -176,6 +211,12 @@ def _offset_claims(offsets: skew.Offsets) -> list[Claim]:
             "inferred",
             "clock-offsets",
             offsets.row_ids[:MAX_CITED],
+            message(
+                "claim.clock_offsets",
+                hosts=offsets.hosts,
+                signature=str(offsets.signature),
+                largest=f"{offsets.largest_ns / 1e9:.2f}",
+            ),
         )
     ]
 
@@ -188,24 +229,31 @@ def _ordering_claim(context: Context, winner: first_error.Winner, role: str) -> 
             f"It is the first root-cause error of attempt {context.attempt.index}: the earliest "
             f"of {winner.candidates} root-cause rows"
         )
-        rule = "first-root-within-skew"
+        rule, key = "first-root-within-skew", "claim.first_root"
     else:
         text = (
             f"No root-cause signature matched in attempt {context.attempt.index}; this is the "
             f"earliest of {winner.candidates} consequence rows (timeouts, terminations)"
         )
-        rule = "earliest-secondary"
+        rule, key = "earliest-secondary", "claim.earliest_secondary"
+    params: dict[str, str | int | float | Message] = {
+        "attempt": context.attempt.index,
+        "candidates": int(winner.candidates),
+    }
     rivals = winner.rivals.unique("host", keep="first", maintain_order=True)
     if rivals.height:
         text += (
             f"; {rivals.height} other host(s) reported one within the {tolerance:g} s clock-skew "
             f"tolerance and lost on signature precedence or time"
         )
+        key += ".rivals"
+        params |= {"rivals": rivals.height, "tolerance": f"{tolerance:g}"}
     return Claim(
         text + ".",
         "inferred",
         rule,
         [int(str(row["row_id"])), *rivals["row_id"].head(MAX_CITED - 1).to_list()],
+        message(key, **params),
     )
 
 
@@ -214,53 +262,109 @@ def _confidence(
     role: str,
     culprit: CulpritDraft,
     conflicts: Sequence[Claim],
-) -> tuple[Confidence, str]:
+) -> tuple[Confidence, Said]:
+    signature = str(row["signature"])
     if role != "root":
         return (
             "LOW",
-            "No root-cause signature matched; the verdict rests on the earliest consequence "
-            f"line ({row['signature']}) and the host it points at.",
+            said(
+                "confidence.no_root",
+                "No root-cause signature matched; the verdict rests on the earliest consequence "
+                f"line ({signature}) and the host it points at.",
+                signature=signature,
+            ),
         )
     if culprit.kind == "undetermined":
         return (
             "MEDIUM",
-            f"The first error ({row['signature']}) is known, but no row ties it to a host.",
+            said(
+                "confidence.no_host",
+                f"The first error ({signature}) is known, but no row ties it to a host.",
+                signature=signature,
+            ),
         )
     if culprit.kind == "subject":
         return (
             "MEDIUM",
-            f"The first error ({row['signature']}) names {culprit.subject}, but no row of the "
-            "case ties that name to a host.",
+            said(
+                "confidence.unmapped_subject",
+                f"The first error ({signature}) names {culprit.subject}, but no row of the "
+                "case ties that name to a host.",
+                signature=signature,
+                subject=culprit.subject_message or culprit.subject,
+            ),
         )
     precedence = int(str(row["precedence"]))
     if precedence < 0:
         return (
             "MEDIUM",
-            f"The first error matched only a generic signature ({row['signature']}, "
-            f"precedence {precedence}); no more specific one explains it.",
+            said(
+                "confidence.generic",
+                f"The first error matched only a generic signature ({signature}, "
+                f"precedence {precedence}); no more specific one explains it.",
+                signature=signature,
+                precedence=precedence,
+            ),
         )
     if conflicts:
         return (
             "MEDIUM",
-            "The first error is specific, but other rows name a different host (see conflicts).",
+            said(
+                "confidence.conflicts",
+                "The first error is specific, but other rows name a different host (see "
+                "conflicts).",
+            ),
+        )
+    if culprit.support:
+        return (
+            "HIGH",
+            said(
+                "confidence.high.support",
+                f"A specific root-cause signature ({signature}) matched first, and the culprit "
+                f"is {culprit.support}.",
+                signature=signature,
+                support=culprit.support_message or culprit.support,
+            ),
         )
     return (
         "HIGH",
-        f"A specific root-cause signature ({row['signature']}) matched first"
-        + (f", and the culprit is {culprit.support}" if culprit.support else "")
-        + ".",
+        said(
+            "confidence.high",
+            f"A specific root-cause signature ({signature}) matched first.",
+            signature=signature,
+        ),
     )
 
 
-def _collect_next(culprit: CulpritDraft) -> list[str]:
-    where = f" of {culprit.host}" if culprit.host else " of every host"
+def _collect_next(culprit: CulpritDraft) -> list[Said]:
+    host = culprit.host
+    where = f" of {host}" if host else " of every host"
+    suffix = ".host" if host else ".every_host"
+    params: dict[str, str | int | float | Message] = {"host": host} if host else {}
     return [
-        f"Collect the workload's container logs (stdout and stderr){where} for the attempt's "
-        "window, with timestamps, and re-run the analysis.",
-        f"Collect the node journal (kubelet, containerd, kernel) and serial console{where}.",
-        "Collect GCE audit system events and GKE node events for the window (preemption, "
-        "maintenance, host errors).",
+        said(
+            "step.collect_container_logs" + suffix,
+            f"Collect the workload's container logs (stdout and stderr){where} for the "
+            "attempt's window, with timestamps, and re-run the analysis.",
+            **params,
+        ),
+        said(
+            "step.collect_node_journal" + suffix,
+            f"Collect the node journal (kubelet, containerd, kernel) and serial console{where}.",
+            **params,
+        ),
+        said(
+            "step.collect_gce_events",
+            "Collect GCE audit system events and GKE node events for the window (preemption, "
+            "maintenance, host errors).",
+        ),
     ]
+
+
+def _reasons(reasons: list[Message]) -> Message:
+    """Up to three outlier reasons as one message (sentences side by side)."""
+    shown = reasons[:3]
+    return message(f"outlier.reasons.{len(shown)}", **{f"r{i + 1}": r for i, r in enumerate(shown)})
 
 
 def _corroborated(context: Context, culprit: CulpritDraft) -> list[Claim]:
@@ -276,11 +380,17 @@ def _corroborated(context: Context, culprit: CulpritDraft) -> list[Claim]:
             "inferred",
             "spatial-outlier",
             top.row_ids[:MAX_CITED],
+            message(
+                "claim.outlier_corroborates",
+                host=top.host,
+                score=f"{top.score:g}",
+                reasons=_reasons(top.reason_messages[:2]),
+            ),
         )
     ]
 
 
-def _undetermined(context: Context, set_aside: list[str]) -> VerdictDraft:
+def _undetermined(context: Context, set_aside: list[Said]) -> VerdictDraft:
     """No known signature: say so, list the leads (:mod:`analyzer.diagnose.leads`), and name
     the subject that informational rows say failed, or else the most outlying host (the
     cause stays unknown, the confidence LOW)."""
@@ -292,6 +402,7 @@ def _undetermined(context: Context, set_aside: list[str]) -> VerdictDraft:
             "observed",
             None,
             leads,
+            message("claim.no_signature", attempt=context.attempt.index),
         )
     ]
     if leads:
@@ -309,11 +420,15 @@ def _undetermined(context: Context, set_aside: list[str]) -> VerdictDraft:
                 "inferred",
                 leads_mod.RULE,
                 leads,
+                message(
+                    "claim.leads.baseline" if context.known_templates else "claim.leads",
+                    count=len(leads),
+                ),
             )
         )
     phase = training_phase(context, None, leads)
     named = unexplained(context)
-    culprit = CulpritDraft("undetermined", "not determined", None, [])
+    culprit = undetermined()
     if named is not None:
         culprit = named[0]
         claims += named[1]
@@ -326,19 +441,29 @@ def _undetermined(context: Context, set_aside: list[str]) -> VerdictDraft:
         attempt=context.attempt,
         failure_mode="undetermined",
         failure_class=UNKNOWN,
-        summary="Cause not determined: no known failure signature matched; see the leads.",
+        summary=said(
+            "summary.undetermined",
+            "Cause not determined: no known failure signature matched; see the leads.",
+        ),
         confidence="LOW",
         confidence_reason=(
-            "No signature of the catalogue matched a root-cause or consequence line, so no "
-            + (
-                "cause is named; the culprit is only who the rows say failed."
-                if named is not None
-                else (
-                    "cause is named; the host is only the one whose logs differ most from its "
-                    "peers' (inferred)."
-                    if culprit.host is not None
-                    else "cause, host or rank is named."
-                )
+            said(
+                "confidence.undetermined.named",
+                "No signature of the catalogue matched a root-cause or consequence line, so no "
+                "cause is named; the culprit is only who the rows say failed.",
+            )
+            if named is not None
+            else said(
+                "confidence.undetermined.outlier",
+                "No signature of the catalogue matched a root-cause or consequence line, so no "
+                "cause is named; the host is only the one whose logs differ most from its "
+                "peers' (inferred).",
+            )
+            if culprit.host is not None
+            else said(
+                "confidence.undetermined",
+                "No signature of the catalogue matched a root-cause or consequence line, so no "
+                "cause, host or rank is named.",
             )
         ),
         first_error=None,
@@ -346,10 +471,15 @@ def _undetermined(context: Context, set_aside: list[str]) -> VerdictDraft:
         claims=claims,
         conflicts=[],
         negative=[
-            f"No root-cause or consequence signature matched in attempt {context.attempt.index}.",
+            said(
+                "negative.no_signature",
+                "No root-cause or consequence signature matched in attempt "
+                f"{context.attempt.index}.",
+                attempt=context.attempt.index,
+            ),
             *set_aside,
         ],
-        next_steps=_collect_next(CulpritDraft("undetermined", "not determined")),
+        next_steps=_collect_next(undetermined()),
         lead_ids=leads,
         lead_rule=leads_mod.RULE if leads else None,
         phase=phase,
@@ -375,13 +505,37 @@ def _outlier_culprit(context: Context) -> tuple[CulpritDraft, Claim] | None:
     runner_up = context.outliers[1].score if len(context.outliers) > 1 else 0.0
     if top.score <= runner_up:
         return None
-    support = f"spatial outlier, score {top.score:g} (next {runner_up:g})"
+    score, runner = f"{top.score:g}", f"{runner_up:g}"
+    support = said(
+        "support.spatial_outlier",
+        f"spatial outlier, score {score} (next {runner})",
+        score=score,
+        next=runner,
+    )
     ids = top.row_ids[:MAX_CITED]
     claim = Claim(
         f"{top.host}'s logs differ most from its peers' in attempt {context.attempt.index} "
-        f"(score {top.score:g}, next {runner_up:g}): " + " ".join(top.reasons[:3]),
+        f"(score {score}, next {runner}): " + " ".join(top.reasons[:3]),
         "inferred",
         "spatial-outlier",
         ids,
+        message(
+            "claim.spatial_outlier",
+            host=top.host,
+            attempt=context.attempt.index,
+            score=score,
+            next=runner,
+            reasons=_reasons(top.reason_messages[:3]),
+        ),
     )
-    return CulpritDraft("host", f"host {top.host}", top.host, ids, support), claim
+    subject = said("subject.host", f"host {top.host}", host=top.host)
+    culprit = CulpritDraft(
+        "host",
+        subject.text,
+        top.host,
+        ids,
+        support.text,
+        subject_message=subject.message,
+        support_message=support.message,
+    )
+    return culprit, claim

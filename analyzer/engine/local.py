@@ -27,11 +27,17 @@ class LocalEngine:
     name: str = "local"
 
     def ingest(self, job: IngestJob, target: Path, *, jobs: int, progress: Progress) -> CaseMeta:
-        with localize(job.inputs, job.limits) as prepared:
+        with localize(job.inputs, job.limits, scratch=job.scratch) as prepared:
             writer = CaseWriter(target)
             try:
                 IngestRun(
-                    prepared.bundle, writer, job.options, job.reader, progress, jobs=jobs
+                    prepared.bundle,
+                    writer,
+                    job.options,
+                    job.reader,
+                    progress,
+                    jobs=jobs,
+                    scratch=job.scratch,
                 ).run()
                 return writer.commit(
                     lambda files: build_meta(

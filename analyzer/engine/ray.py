@@ -67,7 +67,7 @@ class RayEngine:
                 task.remote(job, index, count, str(scratch / f"ingest-{index}"))
                 for index in range(count)
             ]
-            parts = _gather(ray, calls)
+            parts = _gather_ingest(ray, calls, progress)
             return merge(parts, target).meta
 
     def match(self, case: Case, catalogue: Catalogue, backend: Backend) -> None:
@@ -140,21 +140,65 @@ def _scratch(near: Path) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _gather(ray: Any, calls: Sequence[Any]) -> list[Path]:
-    """The part directories the tasks wrote; a task's culprit error is raised as itself."""
+@contextlib.contextmanager
+def _task_errors(ray: Any) -> Iterator[None]:
+    """A task's culprit error is raised as itself, not wrapped in Ray's."""
     try:
-        done: list[str] = ray.get(list(calls))
+        yield
     except ray.exceptions.RayTaskError as exc:
         cause = exc.cause
         if isinstance(cause, AnalyzerError):
             raise cause from None
         raise
+
+
+def _gather(ray: Any, calls: Sequence[Any]) -> list[Path]:
+    """The part directories the tasks wrote."""
+    with _task_errors(ray):
+        done: list[str] = ray.get(list(calls))
     return [Path(path) for path in done]
 
 
-def _ingest_task(job: IngestJob, index: int, count: int, out: str) -> str:
-    ingest_shard(job, Shard(index, count), Path(out), jobs=1)
-    return out
+def _gather_ingest(ray: Any, calls: Sequence[Any], progress: Progress) -> list[Path]:
+    """The part directories the ingest tasks wrote, in shard order; ``progress`` advances
+    by each shard's bytes as the shard finishes (the workers' own progress cannot reach
+    the driver's terminal, so a shard is the unit the bar can see)."""
+    progress.start(None)
+    shard_of = {call: index for index, call in enumerate(calls)}
+    parts: dict[int, Path] = {}
+    waiting = list(calls)
+    with _task_errors(ray):
+        while waiting:
+            ready, waiting = ray.wait(waiting, num_returns=1)
+            for call in ready:
+                out, consumed = ray.get(call)
+                index = shard_of[call]
+                parts[index] = Path(out)
+                progress.file(f"shard {len(parts)}/{len(calls)} done")
+                progress.advance(consumed)
+    return [parts[index] for index in range(len(calls))]
+
+
+class _Consumed:
+    """Counts the bytes a shard consumed (a :class:`Progress` that draws nothing)."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def start(self, total: int | None) -> None:
+        return None
+
+    def file(self, path: str) -> None:
+        return None
+
+    def advance(self, stored_bytes: int) -> None:
+        self.bytes += stored_bytes
+
+
+def _ingest_task(job: IngestJob, index: int, count: int, out: str) -> tuple[str, int]:
+    consumed = _Consumed()
+    ingest_shard(job, Shard(index, count), Path(out), jobs=1, progress=consumed)
+    return out, consumed.bytes
 
 
 def _match_task(

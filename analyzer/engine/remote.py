@@ -139,10 +139,11 @@ def identify(inputs: Sequence[str], limits: BundleLimits) -> tuple[Bundle | None
 
 @contextlib.contextmanager
 def localize(
-    inputs: Sequence[str], limits: BundleLimits, wanted: Wanted = None
+    inputs: Sequence[str], limits: BundleLimits, wanted: Wanted = None, scratch: Path | None = None
 ) -> Iterator[Prepared]:
     """The bundle of ``inputs`` on local paths: remote inputs are mirrored into a scratch
-    directory (removed afterwards) with the plain files ``wanted`` and every archive.
+    directory (removed afterwards; made inside ``scratch``, else the system's temporary
+    directory) with the plain files ``wanted`` and every archive.
 
     Raises:
         BundleError: an input is missing, or a remote file cannot be read.
@@ -152,7 +153,7 @@ def localize(
         yield Prepared(bundle, input_infos(bundle), bundle.fingerprint())
         return
     listed = [list_input(text) if is_url(text) else Path(text) for text in inputs]
-    scratch = Path(tempfile.mkdtemp(prefix="culprit-mirror-"))
+    mirror = Path(tempfile.mkdtemp(prefix="culprit-mirror-", dir=scratch))
     try:
         local: list[Path] = []
         sources: dict[Path, tuple[RemoteInput, RemoteFile]] = {}
@@ -161,7 +162,7 @@ def localize(
                 local.append(item)
                 continue
             # The input's own name, as the bundle paths of several inputs start with it.
-            root = scratch / str(index) / item.name
+            root = mirror / str(index) / item.name
             for file in item.files:
                 target = root / file.relative if item.is_directory else root
                 _placeholder(target, file)
@@ -185,7 +186,7 @@ def localize(
         ]
         yield Prepared(bundle, infos, url_fingerprint(listed))
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(mirror, ignore_errors=True)
 
 
 def _placeholder(target: Path, file: RemoteFile) -> None:

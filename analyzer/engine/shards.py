@@ -134,6 +134,9 @@ class IngestJob:
     options: ReadOptions
     limits: BundleLimits
     reader: str | None = None
+    #: Where worker processes spool rows and remote inputs are mirrored (``--scratch``); not
+    #: a setting of the case: the case is the same wherever its scratch was.
+    scratch: Path | None = None
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -156,7 +159,9 @@ def ingest_shard(
         BundleError: an input is missing, or the shard's files exceed the decode cap.
         CaseError: the part cannot be written.
     """
-    with localize(job.inputs, job.limits, partial(owned_files, shard=shard)) as prepared:
+    with localize(
+        job.inputs, job.limits, partial(owned_files, shard=shard), scratch=job.scratch
+    ) as prepared:
         bundle = prepared.bundle
         writer = CaseWriter(out)
         meta = PartMeta(
@@ -177,6 +182,7 @@ def ingest_shard(
                 progress or NullProgress(),
                 jobs=jobs,
                 owns=ownership(bundle, shard),
+                scratch=job.scratch,
             ).run()
             writer.commit_part(meta.model_dump_json(indent=2) + "\n")
         except BaseException:

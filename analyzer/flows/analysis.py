@@ -3,22 +3,28 @@ diagnose, and write the reports; or diagnose and render a case already matched."
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from analyzer import __version__
+from analyzer.case import space
 from analyzer.case.layout import MATCHES_FILE, meta_path
+from analyzer.case.lock import case_lock
 from analyzer.case.store import Case
+from analyzer.case.writer import check_replaceable
 from analyzer.diagnose.findings import Findings
 from analyzer.engine import engine_named
 from analyzer.engine.remote import is_url
-from analyzer.errors import CaseError, HandoffError, UsageError
+from analyzer.errors import CaseError, DiskSpaceError, HandoffError, UsageError
 from analyzer.flows.cases import ingest_job, ingest_with, load_case
 from analyzer.flows.results import AnalyzeResult, write_text
 from analyzer.flows.settings import AnalyzeSettings
 from analyzer.ingest.pipeline.progress import Progress
 from analyzer.provenance.archive import is_handoff
+from analyzer.report import timeline
 from analyzer.report.registry import (
     FINDINGS_FILE,
     HTML_FILE,
@@ -26,12 +32,14 @@ from analyzer.report.registry import (
     REPORT_FORMATS,
     renderer,
 )
+from analyzer.report.timeline import TIMELINE_FILE
 from analyzer.signatures.catalog import Catalogue
 from analyzer.signatures.catalog import load as load_catalogue
 from analyzer.signatures.matching import catalogue_digest, matches_meta
 from analyzer.streams import ExpansionBudget
 
 if TYPE_CHECKING:
+    from analyzer.diagnose.host_errors import HostErrors
     from analyzer.redact import Redactor
 
 #: Where ``analyze`` puts the case of a bundle, under its output directory.
@@ -113,58 +121,78 @@ def analyze(
         if out is None:
             raise UsageError("a handoff needs -o DIR (it is unpacked and re-diagnosed there)")
         return analyze_handoff(handoff, Path(out), settings)
-    ingested = False
     catalogue = load_catalogue(list(settings.signatures), builtin=settings.builtin_signatures)
-    with runner.session():
-        if first is not None and is_case(first):
-            case_dir = first
-            report_dir = Path(out) if out is not None else case_dir
-        else:
-            if out is None:
-                raise UsageError(
-                    "a bundle needs -o DIR (the case goes to DIR/case, reports to DIR)"
+    lock: AbstractContextManager[None]
+    from_bundle = not (first is not None and is_case(first))
+    if first is not None and not from_bundle:
+        case_dir = first
+        report_dir = Path(out) if out is not None else case_dir
+        lock = contextlib.nullcontext()
+    elif out is None:
+        raise UsageError("a bundle needs -o DIR (the case goes to DIR/case, reports to DIR)")
+    else:
+        report_dir = Path(out)
+        case_dir = report_dir / CASE_SUBDIR
+        # The case is written into OUT: one process at a time, from the ingest to the last
+        # report (the lock `culprit ingest` takes).
+        check_replaceable(case_dir)
+        lock = case_lock(case_dir, wait_s=settings.wait_s)
+    with lock:
+        ingested = False
+        with runner.session():
+            if from_bundle:
+                job, identity = ingest_job(
+                    paths, settings.read, settings.limits, None, settings.scratch
                 )
-            report_dir = Path(out)
-            case_dir = report_dir / CASE_SUBDIR
-            job, identity = ingest_job(paths, settings.read, settings.limits, None)
-            result = ingest_with(
-                runner,
-                job,
-                identity,
-                case_dir,
-                force=False,
-                progress=progress,
-                jobs=settings.jobs,
-            )
-            ingested = not result.reused
-        opened = load_case(case_dir)
-        matched = needs_matching(opened, catalogue)
-        if matched:
-            runner.match(opened, catalogue, chosen)
-    quote = _quote(settings, opened)
-    findings = diagnose(
-        opened,
-        catalogue,
-        Settings(skew_s=settings.skew_s, silence_s=settings.silence_s),
-        redact=quote,
-        baseline=_baseline(settings),
-    )
-    try:
-        report_dir.mkdir(parents=True, exist_ok=True)
+                result = ingest_with(
+                    runner,
+                    job,
+                    identity,
+                    case_dir,
+                    force=False,
+                    progress=progress,
+                    jobs=settings.jobs,
+                    space_check=settings.space_check,
+                )
+                ingested = not result.reused
+            opened = load_case(case_dir)
+            matched = needs_matching(opened, catalogue)
+            if matched:
+                runner.match(opened, catalogue, chosen)
+        quote = _quote(settings, opened)
+        findings = diagnose(
+            opened,
+            catalogue,
+            Settings(skew_s=settings.skew_s, silence_s=settings.silence_s),
+            redact=quote,
+            baseline=_baseline(settings),
+        )
         findings_path = report_dir / FINDINGS_FILE
         report_path = report_dir / REPORT_FILE
-        write_text(findings_path, findings.model_dump_json(indent=2) + "\n")
-        write_text(report_path, render(findings))
-        if settings.html:
-            from analyzer.report import html as html_report
-
+        try:
+            report_dir.mkdir(parents=True, exist_ok=True)
+            write_text(findings_path, findings.model_dump_json(indent=2) + "\n")
+            write_text(report_path, render(findings))
             write_text(
-                report_dir / HTML_FILE,
-                html_report.render(opened, findings, catalogue, redact=quote),
+                report_dir / TIMELINE_FILE,
+                timeline.picture(opened, findings, catalogue, redact=quote),
             )
-    except OSError as exc:
-        raise CaseError(f"cannot write the reports: {exc}", path=str(report_dir)) from None
-    return AnalyzeResult(case_dir, findings_path, report_path, findings, ingested, matched)
+            if settings.html:
+                from analyzer.report import html as html_report
+
+                write_text(
+                    report_dir / HTML_FILE,
+                    html_report.render(opened, findings, catalogue, redact=quote),
+                )
+        except OSError as exc:
+            raise _unwritable(exc, "cannot write the reports", report_dir) from None
+        return AnalyzeResult(case_dir, findings_path, report_path, findings, ingested, matched)
+
+
+def _unwritable(exc: OSError, what: str, where: Path) -> CaseError:
+    if space.is_disk_full(exc):
+        return DiskSpaceError(f"no space left on device; {what}", path=str(where))
+    return CaseError(f"{what}: {exc}", path=str(where))
 
 
 def _handoff_input(paths: Sequence[str | Path], settings: AnalyzeSettings) -> Path | None:
@@ -228,6 +256,28 @@ def _diagnosed(
     return opened, catalogue, findings, quote
 
 
+def host_errors(case: str | Path, settings: AnalyzeSettings | None = None) -> HostErrors:
+    """Every host's error rows and first errors as the diagnosis reads them (the rule of
+    :mod:`analyzer.diagnose.host_errors`), without writing anything.
+
+    Raises:
+        CaseError: not a case, or the case has not been matched with this catalogue.
+    """
+    from analyzer.diagnose.host_errors import host_errors as read_host_errors
+    from analyzer.diagnose.run import Settings
+
+    settings = settings or AnalyzeSettings()
+    opened = load_case(case)
+    catalogue = load_catalogue(list(settings.signatures))
+    if needs_matching(opened, catalogue):
+        raise CaseError(
+            "the case is not matched with this catalogue; run `culprit match`", path=str(case)
+        )
+    return read_host_errors(
+        opened, catalogue, Settings(skew_s=settings.skew_s, silence_s=settings.silence_s)
+    )
+
+
 def report_html(case: str | Path, settings: AnalyzeSettings | None = None) -> str:
     """The self-contained HTML report of an already matched case (nothing is written).
 
@@ -260,19 +310,22 @@ def report(
         raise UsageError(f"unknown format {format!r}; known: {', '.join(REPORT_FORMATS)}")
     render = renderer(settings.template)
     target = Path(out) if out is not None else Path(case)
+    picture: str | None = None
     if format == "html":
         text, name = report_html(case, settings), HTML_FILE
+    elif format == "json":
+        text, name = diagnose_case(case, settings).model_dump_json(indent=2) + "\n", FINDINGS_FILE
     else:
-        findings = diagnose_case(case, settings)
-        if format == "json":
-            text, name = findings.model_dump_json(indent=2) + "\n", FINDINGS_FILE
-        else:
-            text, name = render(findings), REPORT_FILE
+        opened, catalogue, findings, quote = _diagnosed(case, settings)
+        text, name = render(findings), REPORT_FILE
+        picture = timeline.picture(opened, findings, catalogue, redact=quote)
     try:
         target.mkdir(parents=True, exist_ok=True)
         write_text(target / name, text)
+        if picture is not None:
+            write_text(target / TIMELINE_FILE, picture)
     except OSError as exc:
-        raise CaseError(f"cannot write the report: {exc}", path=str(target)) from None
+        raise _unwritable(exc, "cannot write the report", target) from None
     return target / name
 
 

@@ -3,6 +3,7 @@ catalogue, and read a case back (summary, host map, SQL)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,18 +15,22 @@ import pyarrow as pa
 
 from analyzer import __version__, defaults
 from analyzer.bundle import Bundle, BundleLimits
+from analyzer.case import space
 from analyzer.case.info import CaseInfo, summarize
 from analyzer.case.inputs import ReadOptions
 from analyzer.case.layout import CaseMeta, meta_path
+from analyzer.case.lock import case_lock
 from analyzer.case.store import Case, open_case
+from analyzer.case.writer import check_replaceable
 from analyzer.engine import Engine, engine_named
 from analyzer.engine import shards as shards_mod
 from analyzer.engine.merge import MergeResult
 from analyzer.engine.remote import identify
 from analyzer.engine.shards import IngestJob, PartMeta, Shard
-from analyzer.errors import CaseError, QueryError, UsageError
+from analyzer.errors import CaseError, DiskSpaceError, QueryError, UsageError
 from analyzer.ingest.columns.timestamps import check_tz
 from analyzer.ingest.pipeline.progress import NullProgress, Progress
+from analyzer.ingest.pipeline.run import scratch_bytes
 from analyzer.ingest.pipeline.workers import default_jobs
 from analyzer.ingest.registry import reader_named
 from analyzer.signatures.catalog import load as load_catalogue
@@ -59,6 +64,9 @@ def ingest(
     address: str | None = None,
     workers: int | None = None,
     shards: int | None = None,
+    scratch: str | Path | None = None,
+    wait_s: float = defaults.LOCK_WAIT_S,
+    space_check: bool = defaults.SPACE_CHECK,
 ) -> IngestResult:
     """Ingest a bundle (directories, archives, files) into the case directory ``out``.
 
@@ -74,15 +82,34 @@ def ingest(
             process). The case is the same whatever the number.
         engine: ``local`` (default) or ``ray`` (shards as Ray tasks, then a merge; the case
             is the same); ``address``, ``workers`` and ``shards`` as for :func:`analyze`.
+        scratch: where worker processes spool rows and remote inputs are mirrored (default:
+            beside the case, and the system's temporary directory).
+        wait_s: how long to wait for another ingest writing ``out`` (0: refuse at once).
+        space_check: refuse before writing when the estimated need exceeds the free space.
 
     Raises:
         BundleError: an input is missing or the bundle exceeds its total size cap.
         UsageError: an option has an unusable value.
+        DiskSpaceError: not enough free space, found before writing or on the way (nothing
+            half-written is left).
+        CaseLockedError: another process is writing ``out``.
         CaseError: the case directory cannot be written.
     """
-    job, identity = ingest_job(inputs, options, limits, reader)
+    job, identity = ingest_job(inputs, options, limits, reader, scratch)
     chosen = engine_named(engine, address=address, workers=workers, shards=shards)
-    return ingest_with(chosen, job, identity, Path(out), force=force, progress=progress, jobs=jobs)
+    target = Path(out)
+    check_replaceable(target)  # before the lock, which leaves a trace beside it
+    with case_lock(target, wait_s=wait_s):
+        return ingest_with(
+            chosen,
+            job,
+            identity,
+            target,
+            force=force,
+            progress=progress,
+            jobs=jobs,
+            space_check=space_check,
+        )
 
 
 def ingest_with(
@@ -94,7 +121,10 @@ def ingest_with(
     force: bool,
     progress: Progress | None,
     jobs: int | None,
+    space_check: bool = defaults.SPACE_CHECK,
 ) -> IngestResult:
+    """Ingest into ``target`` unless it already holds this bundle; the caller holds the
+    case's lock (:func:`analyzer.case.lock.case_lock`)."""
     if not force:
         reused = _reuse(target, *identity, job.settings)
         if reused is not None:
@@ -102,13 +132,33 @@ def ingest_with(
             # the next ingest that writes.
             shutil.rmtree(target.parent / f".{target.name}.partial", ignore_errors=True)
             return IngestResult(target, reused, True)
-    meta = engine.ingest(
-        job,
-        target,
-        jobs=default_jobs() if jobs is None else max(1, jobs),
-        progress=progress or NullProgress(),
-    )
+    processes = default_jobs() if jobs is None else max(1, jobs)
+    need = _space_need(engine, job, identity[0], target, processes)
+    if space_check:
+        space.check(need)
+    try:
+        meta = engine.ingest(job, target, jobs=processes, progress=progress or NullProgress())
+    except DiskSpaceError:
+        raise
+    except Exception as exc:
+        # The engine has thrown its staging away already; say why in one line instead of
+        # an internal error.
+        if space.is_disk_full(exc):
+            raise space.disk_full(need, exc) from None
+        raise
     return IngestResult(target, meta, False)
+
+
+def _space_need(
+    engine: Engine, job: IngestJob, bundle: Bundle | None, target: Path, jobs: int
+) -> space.Need:
+    """What the ingest needs on disk, as far as it is known before reading (nothing for a
+    remote bundle: its size is known only once it is mirrored)."""
+    if bundle is None:
+        return space.estimate(target, 0, 0, job.scratch)
+    # Ray's tasks read with one process each: no spool.
+    spool = scratch_bytes(bundle, jobs) if engine.name == "local" else 0
+    return space.estimate(target, bundle.input_bytes, spool, job.scratch)
 
 
 def ingest_job(
@@ -116,6 +166,7 @@ def ingest_job(
     options: ReadOptions | None,
     limits: BundleLimits | None,
     reader: str | None,
+    scratch: str | Path | None = None,
 ) -> tuple[IngestJob, tuple[Bundle | None, str]]:
     """Check the options and inputs of an ingest; the job, and the bundle's identity (the
     local bundle, if it is one, and its fingerprint) listed once for the reuse check."""
@@ -128,9 +179,35 @@ def ingest_job(
         reader_named(reader)
     if options.max_line_bytes < 1024:
         raise UsageError("--max-line-bytes must be at least 1024")
-    job = IngestJob(tuple(str(p) for p in inputs), options, limits or BundleLimits(), reader)
+    job = IngestJob(
+        tuple(str(p) for p in inputs),
+        options,
+        limits or BundleLimits(),
+        reader,
+        _scratch_dir(scratch),
+    )
     # A missing input fails here, before any work starts.
     return job, identify(job.inputs, job.limits)
+
+
+def _scratch_dir(scratch: str | Path | None) -> Path | None:
+    """The ``--scratch`` directory, created if need be, as an absolute path.
+
+    Raises:
+        UsageError: it is not a directory, cannot be created, or cannot be written.
+    """
+    if scratch is None:
+        return None
+    path = Path(scratch).absolute()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise UsageError(f"--scratch {scratch}: not a directory") from None
+    except OSError as exc:
+        raise UsageError(f"--scratch {scratch}: cannot create it: {exc.strerror}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"--scratch {scratch}: not writable")
+    return path
 
 
 def ingest_shard(
@@ -143,6 +220,8 @@ def ingest_shard(
     reader: str | None = None,
     progress: Progress | None = None,
     jobs: int | None = None,
+    scratch: str | Path | None = None,
+    wait_s: float = defaults.LOCK_WAIT_S,
 ) -> PartMeta:
     """Read shard ``shard`` (``"k/N"``, k from 0) of the bundle into the part directory
     ``out``; :func:`merge` of all N parts gives the case one :func:`ingest` would.
@@ -151,14 +230,25 @@ def ingest_shard(
         UsageError: a bad shard or option.
         BundleError, CaseError: as for :func:`ingest`.
     """
-    job, _ = ingest_job(inputs, options, limits, reader)
-    return shards_mod.ingest_shard(
-        job,
-        Shard.parse(shard),
-        Path(out),
-        jobs=default_jobs() if jobs is None else max(1, jobs),
-        progress=progress,
-    )
+    job, _ = ingest_job(inputs, options, limits, reader, scratch)
+    spec = Shard.parse(shard)
+    check_replaceable(Path(out))
+    with case_lock(Path(out), wait_s=wait_s):
+        try:
+            return shards_mod.ingest_shard(
+                job,
+                spec,
+                Path(out),
+                jobs=default_jobs() if jobs is None else max(1, jobs),
+                progress=progress,
+            )
+        except DiskSpaceError:
+            raise
+        except Exception as exc:
+            if space.is_disk_full(exc):
+                need = space.estimate(Path(out), 0, 0, job.scratch)
+                raise space.disk_full(need, exc) from None
+            raise
 
 
 def match_shard(
@@ -200,7 +290,8 @@ def merge(parts: Sequence[str | Path], out: str | Path) -> MergeResult:
     """
     from analyzer.engine.merge import merge as merge_parts
 
-    return merge_parts([Path(p) for p in parts], Path(out))
+    with case_lock(Path(out)):
+        return merge_parts([Path(p) for p in parts], Path(out))
 
 
 def _reuse(

@@ -18,6 +18,7 @@ from analyzer.flows.settings import AnalyzeSettings
 from analyzer.provenance import signing
 from analyzer.provenance.compare import differences
 from analyzer.provenance.verify import Trust, Verification, verify_blob, verify_path
+from analyzer.report.timeline import TIMELINE_FILE
 from analyzer.signatures.catalog import load as load_catalogue
 
 
@@ -92,6 +93,7 @@ def handoff(
             signature_folders=folders,
             context=context,
             signer=None if key is None else (lambda data: signing.sign(data, key)),
+            timeline=(result.report_path.parent / TIMELINE_FILE).read_text(encoding="utf-8"),
         )
         check = verify_blob(archive, str(target))
         again = reanalyze(

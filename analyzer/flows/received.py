@@ -16,7 +16,7 @@ from analyzer.flows.cases import load_case
 from analyzer.flows.results import AnalyzeResult, write_text
 from analyzer.flows.settings import AnalyzeSettings
 from analyzer.provenance.compare import HandoffCheck, differences
-from analyzer.provenance.layout import CASE_DIR
+from analyzer.provenance.layout import CASE_DIR, TIMELINE
 from analyzer.provenance.verify import Trust, Verification, verify_path
 from analyzer.report.registry import FINDINGS_FILE, REPORT_FILE, renderer
 from analyzer.signatures.catalog import load as load_catalogue
@@ -54,6 +54,10 @@ def analyze_handoff(path: Path, out: Path, settings: AnalyzeSettings) -> Analyze
     write_text(findings_path, findings.model_dump_json(indent=2) + "\n")
     write_text(report_path, render(findings).rstrip("\n") + "\n\n" + _section(result))
     write_text(out / CHECK_FILE, json.dumps(result.as_json(), indent=2) + "\n")
+    if TIMELINE in check.members:
+        # The sender's picture of the whole case (the mini-case holds only the cited rows),
+        # so the report's link to it works; it was checked to be inert SVG.
+        write_text(out / TIMELINE, check.members[TIMELINE].decode("utf-8"))
     return AnalyzeResult(
         out / UNPACKED_SUBDIR / CASE_DIR,
         findings_path,

@@ -3,6 +3,7 @@ bundle or case and that of a received handoff)."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,13 @@ class AnalyzeResult:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write atomically (a reader never sees half a report)."""
+    """Write atomically (a reader never sees half a report), and leave nothing behind when
+    the write fails (a full disk)."""
     temporary = path.with_name(f".{path.name}.partial")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise

@@ -38,6 +38,10 @@ class AnalyzeSettings(BaseModel):
         html: also write the self-contained ``report.html``.
         trusted_keys: Ed25519 public keys; a handoff must be signed by one of them.
         handoff_sha256: the sha256 a handoff archive must have (given out of band).
+        scratch: where ingest worker processes spool rows and remote inputs are mirrored
+            (default: beside the case, and the system's temporary directory).
+        wait_s: how long to wait for another process writing the same case (0: refuse).
+        space_check: refuse an ingest before it writes when it would not fit.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
@@ -60,6 +64,9 @@ class AnalyzeSettings(BaseModel):
     html: bool = False
     trusted_keys: tuple[Path, ...] = ()
     handoff_sha256: Annotated[str, Field(pattern=r"^[0-9a-fA-F]{64}$")] | None = None
+    scratch: Path | None = None
+    wait_s: Annotated[float, Field(ge=0)] = defaults.LOCK_WAIT_S
+    space_check: bool = defaults.SPACE_CHECK
 
     @field_validator("signatures", "trusted_keys", mode="before")
     @classmethod

@@ -19,6 +19,7 @@ from typing import ClassVar, Final, Protocol
 import polars as pl
 
 from analyzer.case.inputs import FileCounts, Issue, ReadOptions
+from analyzer.schema import TS_LATEST
 from analyzer.streams import Content
 
 #: Bytes of decoded content a reader's ``sniff`` gets to look at.
@@ -42,6 +43,8 @@ class ReadContext:
     issues: list[Issue] = field(default_factory=list)
     #: Whether a file-level problem was noted (the file was not read to its end).
     incomplete: bool = False
+    #: The first problem with the file as a whole (its inventory record's detail).
+    first_problem: str | None = None
     #: Where the year of year-less stamps came from (see
     #: :func:`analyzer.ingest.lines.hints.year_anchor`).
     year_from: str | None = None
@@ -59,6 +62,7 @@ class ReadContext:
     def file_issue(self, reason: str, *, line: int = 0, offset: int = 0) -> None:
         """Note a problem with the file as a whole."""
         self.incomplete = True
+        self.first_problem = self.first_problem or reason
         self.issues.append(Issue("file", line, offset, reason))
 
     def take_issues(self) -> list[Issue]:
@@ -67,8 +71,13 @@ class ReadContext:
         return issues
 
     def anchor_date(self) -> dt.date:
-        """A date near the logs, for year inference when nothing better is known."""
-        if self.mtime is not None:
+        """A date near the logs, for year inference when nothing better is known.
+
+        An mtime of 0 (a tar writer that set none) or outside the years a case accepts says
+        nothing about the logs: it would give their year-less stamps a year that is then out
+        of range.
+        """
+        if self.mtime is not None and 0 < self.mtime < TS_LATEST.timestamp():
             return dt.datetime.fromtimestamp(self.mtime, tz=dt.UTC).date()
         return dt.datetime.now(tz=dt.UTC).date()
 

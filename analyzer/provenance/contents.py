@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Final
+from xml.etree import ElementTree
 
 import polars as pl
 import pyarrow as pa
@@ -40,6 +42,7 @@ from analyzer.provenance.layout import (
     MATCHES,
     QUARANTINE,
     REPORT,
+    TIMELINE,
 )
 from analyzer.provenance.manifest import Manifest
 from analyzer.schema import CANONICAL_SCHEMA
@@ -83,6 +86,8 @@ def check_contents(manifest: Manifest, members: dict[str, bytes], where: str) ->
         members[REPORT].decode("utf-8")
     except UnicodeDecodeError as exc:
         raise HandoffError(f"member {REPORT} is not UTF-8 text: {exc.reason}", path=where) from None
+    if TIMELINE in members:
+        _check_picture(members[TIMELINE], where)
     findings = _model(members, FINDINGS, TypeAdapter(Findings), where)
     attempts = _model(members, ATTEMPTS, TypeAdapter(list[Attempt]), where)
     meta = _model(members, CASE_META, TypeAdapter(CaseMeta), where)
@@ -111,6 +116,31 @@ def check_contents(manifest: Manifest, members: dict[str, bytes], where: str) ->
             path=where,
         )
     return Contents(findings, attempts, meta)
+
+
+#: What a packed picture may not hold: it is opened in browsers, so nothing that runs or
+#: loads (scripts, handlers, links out, embedded documents) and no DTD (entity expansion).
+_UNSAFE_SVG: Final = re.compile(
+    rb"<!DOCTYPE|<!ENTITY|<script|<foreignObject|\son[a-z]+\s*=|href\s*=\s*[\"'](?!#)",
+    re.IGNORECASE,
+)
+
+
+def _check_picture(data: bytes, where: str) -> None:
+    """``timeline.svg`` is plain SVG: UTF-8, well-formed, an ``svg`` root, nothing active."""
+    unsafe = _UNSAFE_SVG.search(data)
+    if unsafe is not None:
+        raise HandoffError(
+            f"member {TIMELINE} holds {unsafe.group(0).decode(errors='replace')!r}, which a "
+            "picture of culprit never does",
+            path=where,
+        )
+    try:
+        root = ElementTree.fromstring(data.decode("utf-8"))
+    except (UnicodeDecodeError, ElementTree.ParseError) as exc:
+        raise HandoffError(f"member {TIMELINE} is not an SVG document: {exc}", path=where) from None
+    if root.tag != "{http://www.w3.org/2000/svg}svg":
+        raise HandoffError(f"member {TIMELINE} is not an SVG document: root {root.tag}", path=where)
 
 
 def _model(members: dict[str, bytes], name: str, adapter: TypeAdapter[Any], where: str) -> Any:

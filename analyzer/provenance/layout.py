@@ -19,6 +19,8 @@ MANIFEST: Final = "MANIFEST.json"
 #: The detached Ed25519 signature over the exact bytes of MANIFEST.json (``--sign``).
 SIGNATURE: Final = "MANIFEST.sig"
 REPORT: Final = "report.md"
+#: The host × time picture report.md links (packed since it exists; older handoffs lack it).
+TIMELINE: Final = "timeline.svg"
 FINDINGS: Final = "findings.json"
 ATTEMPTS: Final = "attempts.json"
 CASE_DIR: Final = "case"
@@ -44,5 +46,7 @@ REQUIRED: Final = (
     QUARANTINE,
     DUPLICATES,
 )
+#: Members a handoff may hold besides those (listed and checked when present).
+OPTIONAL: Final = (TIMELINE,)
 #: Members outside the manifest's list: the manifest itself and its signature.
 UNLISTED: Final = (MANIFEST, SIGNATURE)

@@ -15,6 +15,7 @@ from analyzer.errors import HandoffError
 from analyzer.provenance.layout import (
     FORMAT,
     MANIFEST,
+    OPTIONAL,
     REQUIRED,
     SIGNATURES_DIR,
     UNLISTED,
@@ -100,24 +101,26 @@ def check_members(manifest: Manifest, members: dict[str, bytes], where: str) -> 
         if name not in listed:
             raise HandoffError(f"member {name} is missing (the manifest omits it)", path=where)
     folders = _check_folders(manifest, where)
-    for name in sorted(listed - set(REQUIRED)):
+    for name in sorted(listed - set(REQUIRED) - set(OPTIONAL)):
         if not any(name.startswith(f"{folder}/") for folder in folders):
             raise HandoffError(f"member {name} is not part of a handoff", path=where)
         if PurePosixPath(name).suffix != ".toml":
             raise HandoffError(f"member {name} is not a signature file (.toml)", path=where)
     for name in sorted(listed):
-        entry, data = manifest.members[name], members[name]
-        if len(data) != entry.bytes:
-            raise HandoffError(
-                f"member {name} is {len(data):,} bytes, not the manifest's {entry.bytes:,} "
-                "(tampered or damaged)",
-                path=where,
-            )
-        if sha256(data) != entry.sha256:
-            raise HandoffError(
-                f"member {name} does not match its sha256 in the manifest (tampered or damaged)",
-                path=where,
-            )
+        data = members[name]
+        problem = member_problem(name, manifest.members[name], len(data), sha256(data))
+        if problem is not None:
+            raise HandoffError(f"member {problem}", path=where)
+
+
+def member_problem(name: str, entry: MemberEntry, size: int, digest: str) -> str | None:
+    """How a member of ``size`` bytes and sha256 ``digest`` differs from its ``entry`` (a
+    handoff's member, a collected bundle's file), or ``None`` when it matches."""
+    if size != entry.bytes:
+        return f"{name} is {size:,} bytes, not the manifest's {entry.bytes:,} (tampered or damaged)"
+    if digest != entry.sha256:
+        return f"{name} does not match its sha256 in the manifest (tampered or damaged)"
+    return None
 
 
 def _check_folders(manifest: Manifest, where: str) -> list[str]:

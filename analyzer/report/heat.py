@@ -79,6 +79,8 @@ def heat_strip(data: CaseData, findings: Findings, redact: Callable[[str], str])
     return {
         "start": meta.first_ts.isoformat(),
         "width_s": width_ns / 1e9,
+        "edges": [stamp(start_ns + b * width_ns) for b in range(BUCKETS + 1)],
+        "ticks": ticks(start_ns, width_ns),
         "buckets": BUCKETS,
         "rows": rows,
         "cells": cell_rows,
@@ -89,6 +91,51 @@ def heat_strip(data: CaseData, findings: Findings, redact: Callable[[str], str])
 
 def _ns(value: dt.datetime) -> int:
     return int(value.timestamp()) * 1_000_000_000 + value.microsecond * 1000
+
+
+def stamp(ns: int) -> str:
+    """A time as every time of the strip is written (UTC, said once by the page)."""
+    return (
+        dt.datetime.fromtimestamp(ns // 1000 // 1_000_000, tz=dt.UTC)
+        + dt.timedelta(microseconds=ns // 1000 % 1_000_000)
+    ).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def _when(value: dt.datetime) -> str:
+    return stamp(_ns(value))
+
+
+#: Tick spacings of the time axis, in seconds: the first that gives at most MAX_TICKS wins.
+_STEPS: Final = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800)
+_STEPS_DAYS: Final = (21600, 43200, 86400, 2 * 86400, 7 * 86400, 14 * 86400, 28 * 86400)
+MAX_TICKS: Final = 8
+
+
+def ticks(start_ns: int, width_ns: int) -> list[dict[str, Any]]:
+    """Ticks at round UTC times (every 5 min, every hour…), each with its position in bucket
+    units and one label format for the whole axis (seconds only when the ticks need them,
+    the date only when the axis spans more than one day)."""
+    span_ns = width_ns * BUCKETS
+    step_s = next(
+        (s for s in (*_STEPS, *_STEPS_DAYS) if span_ns / (s * 1_000_000_000) <= MAX_TICKS),
+        _STEPS_DAYS[-1],
+    )
+    step_ns = step_s * 1_000_000_000
+    first = -(-start_ns // step_ns) * step_ns
+    end_ns = start_ns + span_ns
+    days = end_ns // 86_400_000_000_000 != start_ns // 86_400_000_000_000
+    fmt = "%H:%M:%S" if step_s < 60 else "%H:%M"
+    if step_s >= 86400:
+        fmt = "%m-%d"
+    elif days:
+        fmt = "%m-%d " + fmt
+    return [
+        {
+            "x": (at - start_ns) / width_ns,
+            "label": dt.datetime.fromtimestamp(at // 1_000_000_000, tz=dt.UTC).strftime(fmt),
+        }
+        for at in range(first, end_ns + 1, step_ns)
+    ]
 
 
 def _matched(data: CaseData, bucket: pl.Expr) -> pl.DataFrame:
@@ -166,7 +213,10 @@ def _rows(cells: pl.DataFrame, order: list[str]) -> tuple[list[dict[str, Any]], 
     )
     for hosts, patterns in groups.select("host", "codes").iter_rows():
         label = hosts[0] if len(hosts) == 1 else f"{len(hosts):,} hosts like {hosts[0]}"
-        rows.append({"label": label, "hosts": len(hosts), "codes": _merge(patterns)})
+        row = {"label": label, "hosts": len(hosts), "codes": _merge(patterns)}
+        if len(hosts) > 1:
+            row["members"] = hosts
+        rows.append(row)
         members.append(hosts)
     return rows, members
 
@@ -202,7 +252,7 @@ def _cell_evidence(
             path,
             line,
             host,
-            ts.isoformat(),
+            _when(ts),
             signature,
             role,
             redact(message)[:MESSAGE_CHARS],
@@ -247,8 +297,44 @@ def _markers(
                     "row_id": first.citation.row_id,
                     "host": first.host,
                     "signature": first.signature,
-                    "ts": first.ts.isoformat(),
+                    "ts": _when(first.ts),
                     "message": first.message[:MESSAGE_CHARS],
                 }
             )
     return markers
+
+
+#: What a cell code means, in the text alternative of the picture.
+CODE_WORDS: Final = ("silent", "logging", "context", "consequence", "root cause")
+
+
+def summary_rows(strip: dict[str, Any]) -> list[dict[str, Any]]:
+    """The strip as a table, one line per row: logging from/to and where its first
+    consequence and first root-cause signature fall (bucket bounds), for readers without the
+    picture (a screen reader, JavaScript off, a text-only mail)."""
+    edges: list[str] = strip.get("edges", [])
+
+    def span(codes: str, wanted: str) -> str | None:
+        found = [codes.find(code) for code in wanted if code in codes]
+        if not found:
+            return None
+        first = min(found)
+        return f"{edges[first]} – {edges[first + 1]}"
+
+    table = []
+    for index, row in enumerate(strip["rows"]):
+        codes: str = row["codes"]
+        active = [b for b, code in enumerate(codes) if code != "0"]
+        table.append(
+            {
+                "index": index,
+                "label": row["label"],
+                "hosts": row["hosts"],
+                "members": row.get("members", []),
+                "from": edges[active[0]] if active else None,
+                "to": edges[active[-1] + 1] if active else None,
+                "secondary": span(codes, "3"),
+                "root": span(codes, "4"),
+            }
+        )
+    return table

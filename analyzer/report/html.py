@@ -20,11 +20,12 @@ import jinja2
 import polars as pl
 from markdown_it import MarkdownIt
 
+from analyzer import defaults
 from analyzer.case.store import Case
 from analyzer.diagnose.evidence import CaseData, load
 from analyzer.diagnose.findings import Citation, EvidenceRow, Findings, Verdict
-from analyzer.report.heat import MESSAGE_CHARS, heat_strip
-from analyzer.report.markdown import time_text
+from analyzer.report.heat import MESSAGE_CHARS, heat_strip, summary_rows
+from analyzer.report.markdown import LISTED_FILES, out_of_range_files, time_text
 from analyzer.report.templating import html_environment
 from analyzer.signatures.catalog import KNOWLEDGE_DIR, Catalogue
 
@@ -67,11 +68,19 @@ def render(
             final=findings.verdict,
             attempts=findings.attempts,
             strip_json=_script_json(strip),
+            strip_table=summary_rows(strip),
             knowledge=pages,
             context=context,
-            rows=_cited_rows(findings),
+            rows=_cited_rows(findings, _coverage_rows(data, findings, redact)),
             anchor=_anchor,
             case_rows=case.meta.counts.rows,
+            out_of_range=out_of_range_files(findings),
+            listed=LISTED_FILES,
+            ts_years=(
+                defaults.TS_EARLIEST_YEAR,
+                defaults.TS_LATEST_YEAR,
+                defaults.TS_FILE_OUTLIER_DAYS,
+            ),
         )
     )
 
@@ -86,13 +95,43 @@ def _script_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _cited_rows(findings: Findings) -> list[EvidenceRow]:
-    """Every row the findings quote, once, in time order (the anchors citations link to)."""
+def _cited_rows(findings: Findings, more: list[EvidenceRow]) -> list[EvidenceRow]:
+    """Every row the findings cite, once, in time order (the anchors citations link to):
+    the verdicts' rows, then ``more`` (rows only the coverage table cites)."""
     seen: dict[int, EvidenceRow] = {}
     for verdict in findings.attempts:
         for row in [*verdict.evidence, *verdict.timeline, *verdict.leads]:
             seen.setdefault(row.citation.row_id, row)
+    for row in more:
+        seen.setdefault(row.citation.row_id, row)
     return sorted(seen.values(), key=lambda r: (r.ts is None, r.ts, r.citation.row_id))
+
+
+def _coverage_rows(
+    data: CaseData, findings: Findings, redact: Callable[[str], str]
+) -> list[EvidenceRow]:
+    """The rows the coverage table cites (each daemon's last row): findings carry only their
+    citations, and a citation must link to its quoted row like every other."""
+    wanted = {c.row_id: c for entry in findings.coverage for c in entry.citations}
+    if not wanted:
+        return []
+    found = (
+        data.rows()
+        .filter(pl.col("row_id").is_in(list(wanted)))
+        .select("row_id", "ts", pl.col("host").cast(pl.String), "message")
+        .collect()
+    )
+    return [
+        EvidenceRow(
+            citation=wanted[row_id],
+            ts=ts,
+            host=host,
+            signature=None,
+            role=None,
+            message=redact(message),
+        )
+        for row_id, ts, host, message in found.iter_rows()
+    ]
 
 
 def _context(
@@ -162,8 +201,17 @@ def _knowledge(findings: Findings, catalogue: Catalogue) -> list[dict[str, str]]
         path = KNOWLEDGE_DIR / f"{page}.md"
         if path.is_file():
             text = _FRONT_MATTER.sub("", path.read_text(encoding="utf-8"), count=1)
-            pages.append({"id": page, "html": _markdown().render(text)})
+            pages.append({"id": page, "html": _demote(_markdown().render(text))})
     return pages
+
+
+_HEADING: Final = re.compile(r"<(/?)h([1-6])>")
+
+
+def _demote(html: str) -> str:
+    """A page's headings two levels down: the report has one h1, and the pages sit under its
+    "Knowledge" h2."""
+    return _HEADING.sub(lambda m: f"<{m.group(1)}h{min(int(m.group(2)) + 2, 6)}>", html)
 
 
 @functools.lru_cache(maxsize=1)

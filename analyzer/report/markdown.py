@@ -9,16 +9,31 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 
-from analyzer.diagnose.findings import Citation, EvidenceRow, Findings, Statement, Verdict
+from analyzer import defaults
+from analyzer.diagnose.findings import (
+    BundleFile,
+    Citation,
+    EvidenceRow,
+    Findings,
+    Statement,
+    Verdict,
+)
 from analyzer.report import unknown
+from analyzer.report.messages import Language, say
 
 #: Where knowledge pages are linked (relative to the catalogue's knowledge folder).
 KNOWLEDGE_LINK = "knowledge/{page}.md"
+#: The host × time picture written beside report.md (:mod:`analyzer.report.timeline`).
+TIMELINE_FILE = "timeline.svg"
+#: Signature roles the catalogue has words for.
+ROLES = ("root", "secondary", "context", "noise")
+#: Files listed by name under a coverage count; the rest are counted.
+LISTED_FILES = 10
 
 
-def time_text(value: dt.datetime | None) -> str:
+def time_text(value: dt.datetime | None, lang: Language = "en") -> str:
     if value is None:
-        return "unknown time"
+        return say("report.unknown_time", lang)
     return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
 
 
@@ -42,30 +57,37 @@ def _fence(message: str) -> list[str]:
     return [fence + "text", message, fence]
 
 
-def quote(row: EvidenceRow) -> list[str]:
-    role = f" ({row.role})" if row.role else ""
+def quote(row: EvidenceRow, lang: Language = "en") -> list[str]:
+    """A cited row: where, when, who and what matched, then the row verbatim in a fence."""
+    words = say(f"role.{row.role}", lang) if row.role in ROLES else row.role
+    role = (f" ({words})" if lang == "en" else f"（{words}）") if row.role else ""
     signature = f" · {row.signature}{role}" if row.signature else ""
-    host = row.host or "host unknown"
-    head = f"- {cite(row.citation)} · {time_text(row.ts)} · {host}{signature}"
+    host = row.host or say("report.host_unknown", lang)
+    head = f"- {cite(row.citation)} · {time_text(row.ts, lang)} · {host}{signature}"
     block = "\n".join(_fence(row.message)).split("\n")
     return [head, "", *("  " + line if line else "" for line in block), ""]
 
 
+def basis(statement: Statement, lang: Language = "en") -> str:
+    if statement.basis == "observed":
+        return say("report.observed", lang)
+    return say("report.inferred", lang, rule=str(statement.rule))
+
+
 def _statement(statement: Statement) -> str:
-    basis = "observed" if statement.basis == "observed" else f"inferred: {statement.rule}"
-    cites = ", ".join(cite(c) for c in statement.citations) or "no row"
-    return f"- **[{basis}]** {statement.text} ({cites})"
+    cites = ", ".join(cite(c) for c in statement.citations) or say("report.no_row", "en")
+    return f"- **[{basis(statement)}]** {statement.text} ({cites})"
 
 
 def verdict_lines(verdict: Verdict) -> list[str]:
     """The three lines every report starts with: cause, culprit, confidence."""
     culprit = verdict.culprit
-    who = culprit.subject if culprit.kind != "undetermined" else "not determined"
+    who = culprit.subject if culprit.kind != "undetermined" else say("report.not_determined", "en")
     support = f" ({culprit.support})" if culprit.support else ""
     return [
-        f"**Cause:** {verdict.summary}",
-        f"**Culprit:** {who} — {culprit.kind}{support}",
-        f"**Confidence:** {verdict.confidence} — {verdict.confidence_reason}",
+        f"**{say('report.cause', 'en')}:** {verdict.summary}",
+        f"**{say('report.culprit', 'en')}:** {who} — {culprit.kind}{support}",
+        f"**{say('report.confidence', 'en')}:** {verdict.confidence} — {verdict.confidence_reason}",
     ]
 
 
@@ -98,25 +120,115 @@ def _timeline(rows: list[EvidenceRow]) -> list[str]:
     return lines
 
 
+def out_of_range_files(findings: Findings) -> list[BundleFile]:
+    """The files with rows whose time the case could not place."""
+    return [f for f in findings.bundle.files if f.out_of_range]
+
+
+def input_coverage_lines(findings: Findings, lang: Language) -> list[str]:
+    """What the verdict could not use: rows with out-of-range times (nothing when none)."""
+    files = out_of_range_files(findings)
+    if not files:
+        return []
+    lines = [
+        f"## {say('report.input_coverage', lang)}",
+        "",
+        say(
+            "coverage.out_of_range",
+            lang,
+            rows=f"{sum(f.out_of_range for f in files):,}",
+            files=f"{len(files):,}",
+            earliest=defaults.TS_EARLIEST_YEAR,
+            latest=defaults.TS_LATEST_YEAR,
+            days=defaults.TS_FILE_OUTLIER_DAYS,
+        ),
+        "",
+    ]
+    lines += [
+        "- " + say("coverage.out_of_range_file", lang, path=f.path, rows=f"{f.out_of_range:,}")
+        for f in files[:LISTED_FILES]
+    ]
+    if len(files) > LISTED_FILES:
+        more = f"{len(files) - LISTED_FILES:,}"
+        lines.append("- " + say("coverage.more_files", lang, count=more))
+    return [*lines, ""]
+
+
+def bundle_line(findings: Findings, lang: Language) -> str:
+    return say(
+        "report.bundle",
+        lang,
+        bundle=findings.bundle.id[:12],
+        rows=f"{findings.bundle.rows:,}",
+        files=f"{len(findings.bundle.files):,}",
+        hosts=f"{findings.bundle.hosts:,}",
+        version=findings.tool_version,
+        catalogue=findings.catalogue_digest[:12],
+    )
+
+
+def picture(lang: Language) -> str:
+    return f"![{say('report.picture', lang)}]({TIMELINE_FILE})"
+
+
+def coverage_lines(findings: Findings, lang: Language) -> list[str]:
+    """The ML Diagnostics coverage section (empty without Diagon daemon logs)."""
+    if not findings.coverage:
+        return []
+    registered = sum(c.registered for c in findings.coverage)
+    stopped = [c for c in findings.coverage if c.stopped_before_incident]
+    lines = [
+        f"## {say('report.coverage', lang)}",
+        "",
+        say(
+            "coverage.diagon",
+            lang,
+            nodes=len(findings.coverage),
+            registered=registered,
+            stopped=len(stopped),
+        ),
+        "",
+    ]
+    lines += [
+        "- "
+        + say(
+            "coverage.stopped",
+            lang,
+            host=c.host,
+            time=time_text(c.last_seen, lang),
+            citations=(", " if lang == "en" else "，").join(cite(x) for x in c.citations)
+            or say("report.no_row", lang),
+        )
+        for c in stopped
+    ]
+    return lines + ([""] if stopped else [])
+
+
 def render(findings: Findings) -> str:
     verdict = findings.verdict
     lines = [
-        f"# culprit report: attempt {verdict.attempt} of {len(findings.attempts)}",
+        "# " + say("report.title", "en", attempt=verdict.attempt, attempts=len(findings.attempts)),
         "",
         *(line + "  " for line in verdict_lines(verdict)),
         "",
-        f"Bundle `{findings.bundle.id[:12]}`: {findings.bundle.rows:,} rows from "
-        f"{len(findings.bundle.files):,} files, {findings.bundle.hosts:,} hosts. culprit "
-        f"{findings.tool_version}, catalogue `{findings.catalogue_digest[:12]}`.",
+        bundle_line(findings, "en"),
+        "",
+        picture("en"),
         "",
     ]
     if verdict.first_error is not None:
         first = verdict.first_error
         lines += [
-            "## First error",
+            f"## {say('report.first_error', 'en')}",
             "",
-            f"{first.signature}: {first.title} (knowledge: "
-            f"[{first.knowledge}]({KNOWLEDGE_LINK.format(page=first.knowledge)}))",
+            say(
+                "report.first_error.line",
+                "en",
+                signature=first.signature,
+                title_en=first.title,
+                page=first.knowledge,
+                link=KNOWLEDGE_LINK.format(page=first.knowledge),
+            ),
             "",
             *quote(
                 EvidenceRow(
@@ -129,13 +241,14 @@ def render(findings: Findings) -> str:
                 )
             ),
         ]
-    lines += ["## What the verdict rests on", ""]
+    none = "- " + say("report.none", "en")
+    lines += [f"## {say('report.statements', 'en')}", ""]
     lines += [_statement(s) for s in verdict.statements] + [""]
     if verdict.conflicts:
-        lines += ["## Conflicting evidence", ""]
+        lines += [f"## {say('report.conflicts', 'en')}", ""]
         lines += [_statement(s) for s in verdict.conflicts] + [""]
     if verdict.evidence:
-        lines += ["## Evidence rows", ""]
+        lines += [f"## {say('report.evidence', 'en')}", ""]
         for row in verdict.evidence:
             lines += quote(row)
     if verdict.leads:
@@ -144,32 +257,18 @@ def render(findings: Findings) -> str:
             lines += quote(row)
     lines += unknown.outliers_section(verdict, cite)
     lines += unknown.phase_section(verdict, cite)
-    lines += ["## Failure table", "", *_failure_table(findings.attempts), ""]
+    lines += [f"## {say('report.failures', 'en')}", "", *_failure_table(findings.attempts), ""]
     if verdict.timeline:
-        lines += ["## Timeline around the first error", "", *_timeline(verdict.timeline), ""]
-    lines += ["## Negative findings", ""]
-    lines += [f"- {n}" for n in verdict.negative_findings] or ["- None."]
+        lines += [f"## {say('report.timeline', 'en')}", "", *_timeline(verdict.timeline), ""]
+    lines += [f"## {say('report.negative', 'en')}", ""]
+    lines += [f"- {n}" for n in verdict.negative_findings] or [none]
     lines += [""]
-    if findings.coverage:
-        registered = sum(c.registered for c in findings.coverage)
-        stopped = [c for c in findings.coverage if c.stopped_before_incident]
-        lines += [
-            "## ML Diagnostics coverage",
-            "",
-            f"Diagon daemon logs from {len(findings.coverage)} node(s); {registered} registered "
-            f"with the backend; {len(stopped)} stopped before the first error (context only: "
-            "it explains missing profiles, it is not a cause).",
-            "",
-        ]
-        lines += [
-            f"- {c.host}: last seen {time_text(c.last_seen)} "
-            f"({', '.join(cite(x) for x in c.citations) or 'no row'})"
-            for c in stopped
-        ]
-        lines += [""] if stopped else []
-    lines += ["## Next steps", ""]
-    lines += [f"{i}. {step}" for i, step in enumerate(verdict.next_steps, 1)] or ["- None."]
+    lines += input_coverage_lines(findings, "en")
+    lines += coverage_lines(findings, "en")
+    lines += [f"## {say('report.next_steps', 'en')}", ""]
+    lines += [f"{i}. {step}" for i, step in enumerate(verdict.next_steps, 1)] or [none]
     if verdict.first_error is not None:
         page = verdict.first_error.knowledge
-        lines += ["", f"See [{page}]({KNOWLEDGE_LINK.format(page=page)})."]
+        see = say("report.see", "en", page=page, link=KNOWLEDGE_LINK.format(page=page))
+        lines += ["", see]
     return "\n".join(lines).rstrip() + "\n"

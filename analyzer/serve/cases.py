@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
-
-import duckdb
+from typing import Final, Generic, TypeVar
 
 from analyzer import api
 from analyzer.case.layout import MATCHES_FILE, META_FILE
 from analyzer.diagnose.findings import Findings
 from analyzer.errors import AnalyzerError, CaseError
+from analyzer.serve.problems import DAMAGE, first_line
 
 #: Where ``culprit analyze -o OUT`` puts the case of a bundle.
 CASE_SUBDIR: Final = api.CASE_SUBDIR
@@ -91,10 +91,10 @@ def summarize(entry: CaseEntry) -> Summary:
             found = connection.execute("SELECT count(DISTINCT host) FROM rows").fetchone()
     except CaseError as exc:
         return Summary(entry, None, None, None, None, None, exc.message)
-    except duckdb.Error as exc:
+    except DAMAGE as exc:
         # A damaged Parquet file: one case must not take the whole list down.
-        first = str(exc).strip().splitlines()[0]
-        return Summary(entry, None, None, None, None, None, f"cannot read the case: {first}")
+        unreadable = f"cannot read the case: {first_line(exc)}"
+        return Summary(entry, None, None, None, None, None, unreadable)
     meta = case.meta
     hosts = int(found[0]) if found is not None else 0
     findings: Findings | None = None
@@ -105,10 +105,22 @@ def summarize(entry: CaseEntry) -> Summary:
         problem = f"not analyzed: run `culprit analyze {entry.path}`"
     except AnalyzerError as exc:
         problem = str(exc)
+    except DAMAGE as exc:
+        problem = f"cannot diagnose the case: {first_line(exc)}"
     return Summary(entry, meta.counts.rows, hosts, meta.first_ts, meta.last_ts, findings, problem)
 
 
+def host_errors(entry: CaseEntry) -> api.HostErrors | None:
+    """Every host's errors as the diagnosis reads them; None when the case is not analyzed
+    (with this catalogue), as the case list says of it."""
+    try:
+        return api.host_errors(entry.path)
+    except CaseError:
+        return None
+
+
 _Stamp = tuple[int | None, int | None]
+_Value = TypeVar("_Value")
 
 
 def _stamp(path: Path) -> _Stamp:
@@ -123,25 +135,34 @@ def _stamp(path: Path) -> _Stamp:
     return mtime(path / META_FILE), mtime(path / MATCHES_FILE)
 
 
-class Summaries:
-    """Summaries kept in memory: a diagnosis takes seconds on a large case and the case list
-    is reloaded often. An entry is reused while case.json and matches.parquet keep their
-    modification times, so a case analyzed meanwhile shows its verdict on the next load."""
+class CaseCache(Generic[_Value]):
+    """Values computed from a case, kept in memory: a diagnosis takes seconds on a large
+    case and the pages are reloaded often. An entry is reused while case.json and
+    matches.parquet keep their modification times, so a case analyzed meanwhile shows its
+    verdict on the next load."""
 
-    def __init__(self) -> None:
-        self._cache: dict[CaseEntry, tuple[_Stamp, Summary]] = {}
+    def __init__(self, compute: Callable[[CaseEntry], _Value]) -> None:
+        self._compute = compute
+        self._cache: dict[CaseEntry, tuple[_Stamp, _Value]] = {}
         self._lock = threading.Lock()
 
-    def get(self, entry: CaseEntry) -> Summary:
-        """The summary of ``entry``, computed unless cached for its current files."""
+    def get(self, entry: CaseEntry) -> _Value:
+        """The value for ``entry``, computed unless cached for its current files."""
         stamp = _stamp(entry.path)
         with self._lock:
             cached = self._cache.get(entry)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        # Computed outside the lock: two requests may both diagnose a case once, which is
+        # Computed outside the lock: two requests may both compute a case once, which is
         # cheaper than making every other case wait for it.
-        summary = summarize(entry)
+        value = self._compute(entry)
         with self._lock:
-            self._cache[entry] = (stamp, summary)
-        return summary
+            self._cache[entry] = (stamp, value)
+        return value
+
+
+class Summaries(CaseCache[Summary]):
+    """The case list's summaries (:func:`summarize`), cached."""
+
+    def __init__(self) -> None:
+        super().__init__(summarize)

@@ -18,10 +18,10 @@ from markupsafe import Markup
 
 #: Time buckets of a sparkline.
 BUCKETS: Final = 60
-#: Severities the dashboard counts as errors (the top of Cloud Logging's scale).
-ERROR_SEVERITIES: Final = ("ERROR", "CRITICAL", "ALERT", "EMERGENCY")
-#: ``severity IN (...)`` over :data:`ERROR_SEVERITIES`: constants, never user input.
-IS_ERROR: Final = "severity IN ({})".format(", ".join(f"'{s}'" for s in ERROR_SEVERITIES))
+#: The table of error rows (``row_id``) a connection must have for :func:`activity`: the
+#: rows the diagnosis reads as errors (:class:`analyzer.api.HostErrors`), none for a case
+#: not analyzed.
+ERROR_ROWS_TABLE: Final = "_error_rows"
 
 _ROWS_FILL: Final = "#8a9bb0"
 _ERRORS_FILL: Final = "#c62828"
@@ -32,8 +32,8 @@ SELECT w.i,
        greatest(0, least($n - 1, (epoch_us(r.ts::TIMESTAMPTZ) - $start) * $n // $width))
            AS bucket,
        count(*) AS rows,
-       count(*) FILTER (WHERE r.{IS_ERROR}) AS errors
-FROM rows r JOIN wanted w USING (host)
+       count(e.row_id) AS errors
+FROM rows r JOIN wanted w USING (host) LEFT JOIN {ERROR_ROWS_TABLE} e USING (row_id)
 WHERE r.ts IS NOT NULL
 GROUP BY ALL
 """
@@ -74,7 +74,8 @@ def activity(
     span: Span,
     buckets: int = BUCKETS,
 ) -> Activity:
-    """Count the rows of ``hosts`` per time bucket, in one group-by over the case's rows."""
+    """Count the rows and error rows (:data:`ERROR_ROWS_TABLE`) of ``hosts`` per time
+    bucket, in one group-by over the case's rows."""
     rows = np.zeros((len(hosts), buckets), dtype=np.int64)
     errors = np.zeros_like(rows)
     if not hosts:

@@ -23,8 +23,9 @@ import pyarrow.parquet as pq
 
 from analyzer import __version__
 from analyzer.case.layout import MATCHES_FILE, ROWS_DIR
+from analyzer.case.space import is_disk_full
 from analyzer.case.store import Case
-from analyzer.errors import CaseError
+from analyzer.errors import CaseError, DiskSpaceError
 from analyzer.signatures.backends import Backend
 from analyzer.signatures.catalog import Catalogue
 from analyzer.signatures.compile import compile_catalogue, empty_matches
@@ -144,9 +145,16 @@ def write_matches(found: pl.DataFrame, path: Path, meta: dict[str, Any]) -> None
             metadata={META_KEY: json.dumps(meta)},
         )
         temporary.replace(path)
-    except OSError as exc:
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        # polars reports a full disk as a ComputeError, not an OSError.
         with contextlib.suppress(OSError):
             temporary.unlink()
+        if is_disk_full(exc):
+            raise DiskSpaceError(
+                f"no space left on device; cannot write {path.name}", path=str(path.parent)
+            ) from None
+        if not isinstance(exc, OSError):
+            raise
         raise CaseError(f"cannot write {path.name}: {exc}", path=str(path.parent)) from None
 
 

@@ -22,6 +22,7 @@ from analyzer.cli import diff, query, replay, serve
 from analyzer.diagnose.run import Settings
 from analyzer.engine import ENGINES
 from analyzer.flows.settings import AnalyzeSettings
+from analyzer.serve.queries import QueryLimits
 from analyzer.signatures.backends import BACKENDS, DEFAULT_BACKEND, backend_named
 from tests.cli.commands import command_tree, parameter, walk
 
@@ -36,6 +37,9 @@ MIRRORS: list[tuple[tuple[str, ...], str, Any]] = [
     (("ingest",), "max_bytes", BundleLimits().max_total_bytes),
     (("ingest",), "max_line_bytes", ReadOptions().max_line_bytes),
     (("ingest",), "force", keyword_default(api.ingest, "force")),
+    (("ingest",), "wait", keyword_default(api.ingest, "wait_s")),
+    (("ingest",), "wait", keyword_default(api.ingest_shard, "wait_s")),
+    (("ingest",), "space_check", keyword_default(api.ingest, "space_check")),
     (("case", "info"), "hosts", keyword_default(api.case_info, "top_hosts")),
     (("match",), "backend", keyword_default(api.match, "backend")),
     (("match",), "backend", keyword_default(api.match_shard, "backend")),
@@ -48,11 +52,29 @@ MIRRORS: list[tuple[tuple[str, ...], str, Any]] = [
     (("analyze",), "backend", AnalyzeSettings().backend),
     (("analyze",), "engine", AnalyzeSettings().engine),
     (("analyze",), "html", AnalyzeSettings().html),
+    (("analyze",), "wait", AnalyzeSettings().wait_s),
+    (("analyze",), "space_check", AnalyzeSettings().space_check),
     (("report",), "format_", keyword_default(api.report, "format")),
     (("report",), "template", AnalyzeSettings().template),
     (("report",), "no_redact", not AnalyzeSettings().redact),
     (("handoff",), "context", keyword_default(api.handoff, "context")),
     (("handoff",), "context", handoff.DEFAULT_CONTEXT),
+    *[
+        ((("collect", platform)), option, getattr(api.RunSettings(), field))
+        for platform in ("gke", "modelarts")
+        for option, field in (
+            ("concurrency", "concurrency"),
+            ("timeout", "timeout_s"),
+            ("source_cap", "source_cap"),
+            ("total_cap", "total_cap"),
+            ("attempts", "attempts"),
+            ("backoff", "backoff_s"),
+        )
+    ],
+    *[(("collect", p), "no_redact", not api.RunSettings().redact) for p in ("gke", "modelarts")],
+    (("serve",), "query_timeout", QueryLimits().timeout_s),
+    (("serve",), "query_memory", QueryLimits().memory),
+    (("serve",), "max_queries", QueryLimits().max_queries),
 ]
 
 #: Defaults only the command line has: how it prints, where the dashboard listens, the

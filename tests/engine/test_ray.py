@@ -100,3 +100,35 @@ def test_a_task_error_is_raised_as_itself(local_ray: Any, tmp_path: Path) -> Non
             shards=2,
         )
     assert not (tmp_path / "case").exists()
+
+
+class _Recorded:
+    """A progress that records what it is told."""
+
+    def __init__(self) -> None:
+        self.starts: list[int | None] = []
+        self.files: list[str] = []
+        self.done: list[int] = []
+
+    def start(self, total: int | None) -> None:
+        self.starts.append(total)
+
+    def file(self, path: str) -> None:
+        self.files.append(path)
+
+    def advance(self, stored_bytes: int) -> None:
+        self.done.append((self.done[-1] if self.done else 0) + stored_bytes)
+
+
+def test_ray_ingest_progress_advances_shard_by_shard(local_ray: Any, tmp_path: Path) -> None:
+    """The bar advances once per finished shard, by that shard's bytes, up to every byte the
+    local engine reports for the same bundle."""
+    bundle = _bundle(tmp_path, "oom-killed")
+    local, remote = _Recorded(), _Recorded()
+    api.ingest([bundle], tmp_path / "local", progress=local)
+    api.ingest([bundle], tmp_path / "ray", engine="ray", shards=3, progress=remote)
+    assert remote.starts == [None]
+    assert remote.files == [f"shard {n}/3 done" for n in (1, 2, 3)]
+    assert len(remote.done) == 3 and remote.done == sorted(remote.done)
+    assert remote.done[0] > 0
+    assert remote.done[-1] == local.done[-1] > 0

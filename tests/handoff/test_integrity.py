@@ -22,6 +22,7 @@ from analyzer.provenance.layout import (
     MANIFEST,
     MATCHES,
     REPORT,
+    TIMELINE,
 )
 from tests.handoff import helpers
 from tests.handoff.conftest import Packed
@@ -180,6 +181,18 @@ def test_the_bytes_field_and_the_signature_folders_are_checked(
         (FINDINGS, b"{}", f"member {FINDINGS} is not valid"),
         (ATTEMPTS, b'[{"index": "first"}]', f"member {ATTEMPTS} is not valid"),
         (CASE_META, b"[]", f"member {CASE_META} is not valid"),
+        (TIMELINE, b"<html><body>no</body></html>", f"member {TIMELINE} is not an SVG"),
+        (TIMELINE, b"<svg xmlns='http://www.w3.org/2000/svg'", f"member {TIMELINE} is not an SVG"),
+        (
+            TIMELINE,
+            b"<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>",
+            "holds '<script'",
+        ),
+        (
+            TIMELINE,
+            b"<svg xmlns='http://www.w3.org/2000/svg'><a href='https://x.example/'/></svg>",
+            f"member {TIMELINE} holds",
+        ),
     ],
 )
 def test_members_are_what_their_names_say(
@@ -201,3 +214,11 @@ def test_no_member_replaced_by_garbage_ends_in_an_internal_error(
             forged = helpers.recompute(forged)
         archive = helpers.write(tmp_path / "garbage.tar.zst", forged)
         helpers.refused(helpers.cli("analyze", archive, "-o", tmp_path / "out"), "member")
+
+
+def test_the_picture_is_packed_and_listed(packed: Packed) -> None:
+    """report.md links timeline.svg; the handoff carries it, in its manifest."""
+    original = helpers.members(packed.archive)
+    assert b"](timeline.svg)" in original[REPORT]
+    assert original[TIMELINE].startswith(b"<svg ")
+    assert TIMELINE in json.loads(original[MANIFEST])["members"]

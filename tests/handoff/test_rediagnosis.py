@@ -32,6 +32,11 @@ def test_an_untouched_handoff_agrees_and_says_so(packed: Packed, tmp_path: Path)
     assert "## Handoff" in report and "agrees with the packed findings.json" in report
     check = json.loads((tmp_path / "handoff.json").read_text())
     assert check["agrees_with_packed_findings"] and check["sha256"] == packed.result.sha256
+    # report.md links the picture; the packed one is written beside it.
+    assert "](timeline.svg)" in report
+    assert (tmp_path / "timeline.svg").read_bytes() == helpers.members(packed.archive)[
+        "timeline.svg"
+    ]
 
 
 def test_edited_packed_findings_are_reported_unsigned_and_refused_signed(

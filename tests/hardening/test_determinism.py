@@ -43,6 +43,7 @@ EXPECTED = {
     "case/templates.parquet",
     "findings.json",
     "report.md",
+    "timeline.svg",
 }
 
 

@@ -235,9 +235,10 @@ def test_tar_dotdot_member_through_the_cli(arena: Arena) -> None:
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
     assert result.stderr == ""
-    summary, warning = result.stdout.strip().splitlines()
+    summary, warning, named = result.stdout.strip().splitlines()
     assert summary.startswith(f"{arena.case}: 3 files, 2 records -> 2 rows")
     assert warning.startswith("warning: 1 refused, 0 partly read")
+    assert named == f"  ../evil: refused: {ESCAPES}"  # the warning names the file
     assert_refused(arena.case, {"../evil": ESCAPES})
     assert read_messages(arena.case) == {"node-1.log": LOG_MESSAGES}
     assert not (arena.root / "evil").exists()
@@ -662,7 +663,12 @@ def test_names_with_a_newline_and_invalid_utf8_are_escaped_and_cited(
     result = api.analyze([bundle], out, api.AnalyzeSettings(jobs=jobs))
     assert pools == ([2] if jobs == 2 else [])
     assert_only_changed(before, tree_state(arena.tmp), out)
-    assert sorted(entry.name for entry in out.iterdir()) == ["case", "findings.json", "report.md"]
+    assert sorted(entry.name for entry in out.iterdir()) == [
+        "case",
+        "findings.json",
+        "report.md",
+        "timeline.svg",
+    ]
     paths = read_table(out / "case", "files").filter(pl.col("status") == "read")["path"]
     assert sorted(paths) == sorted(SHOWN.values())
     for path in paths:

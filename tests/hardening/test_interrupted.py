@@ -145,8 +145,8 @@ def test_a_killed_reingest_keeps_the_old_case_intact(
     assert api.load_case(case).meta.counts.rows == api.load_case(clean).meta.counts.rows
     assert_same_tables(case, clean)
     # Only the killed run's staging is left, for the next ingest to remove (the first test
-    # shows that it does).
-    assert _debris(case) == [f".{case.name}.partial"]
+    # shows that it does), and its lock file, which the kernel released with the process.
+    assert _debris(case) == [f".{case.name}.lock", f".{case.name}.partial"]
 
 
 def _children(pid: int) -> list[int]:

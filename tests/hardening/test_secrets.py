@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 import tarfile
 from pathlib import Path
@@ -199,6 +200,11 @@ def test_no_dashboard_page_but_the_sql_box_leaks(analyzed: Path) -> None:
         # The host pages do show the planted rows (redacted).
         assert "[REDACTED:key-material]" in "".join(shown)
         # The SQL box shows the case as stored, and says so.
-        raw = client.get(f"/case/{case_id}/sql", params={"q": "SELECT message FROM rows"})
+        form = client.get(f"/case/{case_id}/sql").text
+        token = re.search(r'name="token" value="([^"]+)"', form)
+        assert token is not None
+        raw = client.post(
+            f"/case/{case_id}/sql", data={"q": "SELECT message FROM rows", "token": token[1]}
+        )
         assert raw.status_code == 200
         assert _leaks(raw.text) and "not redacted" in raw.text

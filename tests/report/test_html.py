@@ -19,7 +19,7 @@ from analyzer.report.html import _script_json
 from analyzer.signatures.catalog import load as load_catalogue
 from fixtures.generate import generate
 from fixtures.truth import BUNDLE_DIR
-from tests.conftest import EXAMPLE, small
+from tests.conftest import EXAMPLE, serious_violations, small
 
 runner = CliRunner(env={"COLUMNS": "200"})
 
@@ -163,11 +163,16 @@ def test_report_in_the_browser(
     counts = [int(rows.nth(i).get_attribute("data-hosts")) for i in range(rows.count())]
     assert sum(counts) == _hosts_with_time(result)
     assert rows.first.get_attribute("data-label") == verdict.culprit.host
-    page.locator(".first-error-marker").last.click()
+    # The ◆ lets a click through to its cell, whose rows include the first error.
+    page.locator("#strip-wrap").scroll_into_view_if_needed()
+    marker = page.locator(".first-error-marker").last.bounding_box()
+    assert marker is not None
+    page.mouse.click(marker["x"] + marker["width"] / 2, marker["y"] + marker["height"] / 2)
     first = verdict.first_error
     assert first is not None
     listed = page.inner_text("#cell-rows")
     assert f"{first.citation.path}:{first.citation.line}" in listed
+    assert "first error of attempt" in listed
     page.locator("#cell-rows a.cite").first.click()
     assert page.evaluate("location.hash") == f"#row-{first.citation.row_id}"
     # A coloured cell lists its rows too (the first error's own cell lies under its marker).
@@ -176,3 +181,138 @@ def test_report_in_the_browser(
     opened.screenshot(f"report-{scenario}")
     assert errors == []
     assert opened.blocked == []
+
+
+# -- an exact and accessible strip ---------------------------------------------------------------
+
+
+def test_strip_times_are_exact_bucket_bounds_in_one_format(
+    analyzed: dict[str, api.AnalyzeResult],
+) -> None:
+    """Every cited row of a cell lies within the bounds its title states; every time of the
+    strip is written one way (UTC said once, by the page)."""
+    strip = _strip(analyzed["hccl-timeout-modelarts"])
+    edges = strip["edges"]
+    assert len(edges) == heat.BUCKETS + 1 and edges == sorted(edges)
+    stamp = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}")
+    assert all(stamp.fullmatch(edge) for edge in edges)
+    checked = 0
+    for key, indexes in strip["cells"].items():
+        bucket = int(key.split(",")[1])
+        for index in indexes:
+            ts = strip["evidence"][index][3]
+            assert stamp.fullmatch(ts)
+            if 0 < bucket < heat.BUCKETS - 1:  # the end buckets also hold clipped rows
+                assert edges[bucket] <= ts < edges[bucket + 1], (key, ts)
+                checked += 1
+    assert checked > 0
+    labels = [tick["label"] for tick in strip["ticks"]]
+    assert labels and len(labels) == len(set(labels)), "no tick label repeats"
+
+
+def test_page_has_one_h1_a_main_a_text_alternative_and_a_dark_mode(
+    analyzed: dict[str, api.AnalyzeResult],
+) -> None:
+    result = analyzed["host-crash-heartbeat"]
+    page = (result.report_path.parent / "report.html").read_text(encoding="utf-8")
+    assert page.count("<h1") == 1 and page.count("<main>") == 1
+    assert "prefers-color-scheme: dark" in page
+    assert 'aria-live="polite"' in page
+    assert "<noscript>" in page
+    strip = _strip(result)
+    for index, row in enumerate(strip["rows"]):
+        assert f'<tr id="strip-row-{index}">' in page
+        for member in row.get("members", []):
+            assert member in page, "a group lists its hosts"
+    # A space between the culprit's support and its first citation.
+    assert not re.search(r"hosts\)<a", page)
+
+
+def _tab_to(page: Any, element_id: str, limit: int = 400) -> None:
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement && document.activeElement.id") == element_id:
+            return
+    pytest.fail(f"#{element_id} is not reachable with Tab")
+
+
+def test_the_strip_works_from_the_keyboard(
+    analyzed: dict[str, api.AnalyzeResult], offline_page: Any
+) -> None:
+    """Tab reaches the strip; the cursor starts on the first error's cell, Enter lists it,
+    the arrow keys move; every row label is a link to its line of the table."""
+    result = analyzed["host-crash-heartbeat"]
+    first = result.findings.verdict.first_error
+    assert first is not None
+    page = offline_page().page
+    page.goto((result.report_path.parent / "report.html").as_uri())
+    _tab_to(page, "heat-grid")
+    page.keyboard.press("Enter")
+    assert f"{first.citation.path}:{first.citation.line}" in page.inner_text("#cell-rows")
+    before = page.inner_text("#cell-rows strong")
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    after = page.inner_text("#cell-rows strong")
+    assert after != before and " UTC" in after
+    links = page.locator("#strip-labels a.row-link")
+    assert links.count() == page.locator("#heat-svg .heat-row").count()
+    group = page.locator("#strip-labels a.row-link", has_text="hosts like").first
+    group.focus()
+    page.keyboard.press("Enter")
+    target = page.evaluate("location.hash")
+    assert re.fullmatch(r"#strip-row-\d+", target)
+    assert "hosts like" in page.inner_text(target)
+
+
+def test_with_javascript_off_a_notice_and_the_table_stand_in(
+    analyzed: dict[str, api.AnalyzeResult], browser: Any
+) -> None:
+    result = analyzed["host-crash-heartbeat"]
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto((result.report_path.parent / "report.html").as_uri())
+        assert page.locator("#no-script").is_visible()
+        assert "JavaScript is off" in page.inner_text("#no-script")
+        assert page.locator("#heat-svg").count() == 0
+        page.locator("#strip-text > summary").click()
+        rows = page.locator("#strip-table tbody tr")
+        assert rows.count() == len(_strip(result)["rows"])
+        assert rows.first.is_visible()
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def hosts_256(tmp_path_factory: pytest.TempPathFactory) -> api.AnalyzeResult:
+    root = tmp_path_factory.mktemp("html-256")
+    generate("host-crash-heartbeat", small(256, 3), root / "gen")
+    return api.analyze(
+        [root / "gen" / BUNDLE_DIR], root / "out", api.AnalyzeSettings(jobs=1, html=True)
+    )
+
+
+@pytest.mark.parametrize(
+    ("which", "scheme"), [("4 hosts", "light"), ("4 hosts", "dark"), ("256 hosts", "light")]
+)
+def test_axe_finds_no_violation_at_all(
+    analyzed: dict[str, api.AnalyzeResult],
+    request: pytest.FixtureRequest,
+    offline_page: Any,
+    which: str,
+    scheme: str,
+    tmp_path: Path,
+) -> None:
+    if which == "4 hosts":
+        result = api.analyze([EXAMPLE], tmp_path / "out", api.AnalyzeSettings(html=True))
+    else:
+        result = request.getfixturevalue("hosts_256")
+    assert result.findings.bundle.hosts == int(which.split()[0])
+    page = offline_page().page
+    page.emulate_media(color_scheme=scheme)
+    page.goto((result.report_path.parent / "report.html").as_uri())
+    assert page.locator("#heat-svg").count() == 1
+    page.locator("#heat-svg rect.cell").first.click()
+    # Not even a minor one (the page once had no main landmark and content outside any).
+    assert serious_violations(page, ("minor", "moderate", "serious", "critical")) == []

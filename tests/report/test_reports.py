@@ -18,6 +18,7 @@ from analyzer import api
 from analyzer.cli import app
 from analyzer.diagnose.findings import Findings
 from tests.conftest import EXAMPLE, Generated
+from tests.report.english import english_phrases
 
 runner = CliRunner(env={"COLUMNS": "200"})
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -79,13 +80,14 @@ def test_modelarts_template_keeps_the_citations(
     made = generated("npu-in-use-modelarts", 64)
     result = api.analyze([made.case], tmp_path, api.AnalyzeSettings(template="modelarts-zh"))
     text = result.report_path.read_text(encoding="utf-8")
-    for heading in ("## 诊断结论", "| 任务 | 当前状态 | 故障级别 |", "## 根因", "置信度：HIGH"):
+    for heading in ("## 诊断结论", "| 任务 | 当前状态 | 故障级别 |", "## 根因", "置信度：高（"):
         assert heading in text
     assert "## 修复建议" in text and "## 后续步骤" in text
     first = result.findings.verdict.first_error
     assert first is not None
     assert f"`{first.citation.path}:{first.citation.line}`" in text
     assert "需用户确认" in text  # the page's cluster-changing steps are marked
+    assert english_phrases(text) == []
 
 
 def test_analysis_is_deterministic(

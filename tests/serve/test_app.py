@@ -1,6 +1,7 @@
 """``culprit serve``'s app through Starlette's TestClient: the case list and its verdicts, the
-report, the host list and pages, the read-only SQL box, ids that try to leave the served
-directory, and the CLI's refusal of a non-loopback address."""
+report, the host list and pages (errors as the diagnosis reads them), the read-only SQL box,
+ids that try to leave the served directory, and the CLI's refusal of a non-loopback address.
+The limits and the cross-site defences are in tests/hardening/test_dashboard.py."""
 
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ from analyzer.errors import CaseError, UsageError
 from analyzer.serve import hosts as hosts_mod
 from analyzer.serve.app import create_app, trusted_hosts
 from analyzer.serve.cases import find_cases
-from analyzer.serve.timeline import ERROR_SEVERITIES
 from fixtures.generate import generate
 from fixtures.truth import BUNDLE_DIR
 from tests.conftest import small
@@ -53,8 +53,10 @@ def findings(cases: Path) -> Findings:
     return api.diagnose_case(cases / "inc1" / "case")
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def client(cases: Path) -> Iterator[TestClient]:
+    # One server for the module, as a user has one: its caches (verdicts, host errors) are
+    # computed once, and every test sees them as a page view after the first would.
     with TestClient(create_app(cases)) as test_client:
         yield test_client
 
@@ -76,6 +78,21 @@ def _text(page: str) -> str:
     """The page's text, without tags and entities."""
     without_style = re.sub(r"<style>.*?</style>", "", page, flags=re.S)
     return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", without_style)))
+
+
+def form_token(client: TestClient, case_id: str = "inc1/case") -> str:
+    """The token of the dashboard's SQL form (made once per server)."""
+    page = client.get(f"/case/{case_id}/sql")
+    found = re.search(r'<input type="hidden" name="token" value="([^"]+)">', page.text)
+    assert found is not None, page.text
+    return found.group(1)
+
+
+def run_sql(client: TestClient, sql: str, case_id: str = "inc1/case") -> Any:
+    """Run ``sql`` as the SQL form does: POST with the form's token."""
+    return client.post(
+        f"/case/{case_id}/sql", data={"q": sql, "token": form_token(client, case_id)}
+    )
 
 
 # -- the case list --------------------------------------------------------------------------
@@ -102,7 +119,9 @@ def test_case_list_shows_each_verdict_and_the_case_not_analyzed(
     assert verdict.confidence in text
     other = api.diagnose_case(cases / "inc2" / "case").verdict
     assert other.failure_mode in text and other.failure_mode != verdict.failure_mode
-    assert f"not analyzed: run `culprit analyze {fresh.resolve()}`" in text
+    # Relative to the served directory: no page shows the machine's absolute paths.
+    assert "not analyzed: run `culprit analyze fresh`" in text
+    assert str(cases.resolve()) not in page.text
     assert text.index("fresh") < text.index("inc1/case") < text.index("inc2/case")
     assert "notes" not in text
     meta = api.load_case(cases / "inc1" / "case").meta
@@ -207,22 +226,25 @@ def _host_rows(page: str) -> list[tuple[str, str]]:
     ]
 
 
-def _expected_order(case: Path, culprit: str | None) -> list[str]:
-    errors = ", ".join(f"'{s}'" for s in ERROR_SEVERITIES)
-    table = api.query(
-        case,
-        f"SELECT host, epoch_ns(min(ts) FILTER (WHERE severity IN ({errors}))) AS first_error "
-        "FROM rows WHERE host IS NOT NULL GROUP BY host",
-    ).to_pylist()
-    table.sort(
-        key=lambda r: (
-            r["host"] != culprit,
-            r["first_error"] is None,
-            r["first_error"] or 0,
-            r["host"],
+def _expected_order(case: Path, culprit: str | None, attempt: int | None) -> list[str]:
+    """Hosts by the page's rule: the culprit, then those with a first error (as the
+    diagnosis picks it) by its time, then the rest, each by name."""
+    hosts = api.query(case, "SELECT DISTINCT host FROM rows WHERE host IS NOT NULL")
+    firsts: dict[str, Any] = {}
+    if attempt is not None:
+        by_host = api.host_errors(case).by_host(attempt)
+        firsts = {r["host"]: r["first_ts"] for r in by_host.to_dicts() if r["first_row"]}
+    names = [r["host"] for r in hosts.to_pylist()]
+    names.sort(
+        key=lambda h: (
+            h != culprit,
+            h not in firsts,
+            firsts.get(h) is None,
+            firsts.get(h) or 0,
+            h,
         )
     )
-    return [r["host"] for r in table]
+    return names
 
 
 def test_hosts_page_lists_the_culprit_first_then_by_first_error(
@@ -236,7 +258,8 @@ def test_hosts_page_lists_the_culprit_first_then_by_first_error(
     assert len(rows) == 8
     assert rows[0] == ("host culprit", culprit)
     assert all(cls == "host" for cls, _ in rows[1:])
-    assert [name for _, name in rows] == _expected_order(cases / "inc1" / "case", culprit)
+    attempt = findings.verdict.attempt
+    assert [name for _, name in rows] == _expected_order(cases / "inc1" / "case", culprit, attempt)
     assert page.text.count('<svg class="spark"') == 8
     assert f'href="/case/inc1/case/hosts/{culprit}"' in page.text
     assert '<th class="n">matches</th>' in page.text
@@ -248,21 +271,26 @@ def test_hosts_page_of_a_case_not_analyzed_has_no_culprit_and_no_matches(
     page = client.get("/case/fresh/hosts")
     assert page.status_code == 200
     rows = _host_rows(page.text)
-    assert [name for _, name in rows] == _expected_order(cases / "fresh", None)
+    assert [name for _, name in rows] == _expected_order(cases / "fresh", None, None)
     assert "(none named)" in page.text
     assert '<th class="n">matches</th>' not in page.text
+
+
+def _diagnosis(case: Path, findings: Findings) -> hosts_mod.Diagnosis:
+    return hosts_mod.Diagnosis(api.host_errors(case), findings.verdict.attempt)
 
 
 def test_host_list_pages_and_counts(cases: Path, findings: Findings) -> None:
     case = api.load_case(cases / "inc1" / "case")
     culprit = findings.verdict.culprit.host
-    first = hosts_mod.host_list(case, culprit=culprit, offset=0, limit=3)
-    last = hosts_mod.host_list(case, culprit=culprit, offset=6, limit=3)
-    beyond = hosts_mod.host_list(case, culprit=culprit, offset=30, limit=3)
+    diagnosis = _diagnosis(case.path, findings)
+    first = hosts_mod.host_list(case, culprit=culprit, diagnosis=diagnosis, offset=0, limit=3)
+    last = hosts_mod.host_list(case, culprit=culprit, diagnosis=diagnosis, offset=6, limit=3)
+    beyond = hosts_mod.host_list(case, culprit=culprit, diagnosis=diagnosis, offset=30, limit=3)
     assert (len(first.hosts), len(last.hosts), len(beyond.hosts)) == (3, 2, 0)
     assert first.total == last.total == beyond.total == 8
     assert first.hosts[0].host == culprit
-    everything = hosts_mod.host_list(case, culprit=culprit)
+    everything = hosts_mod.host_list(case, culprit=culprit, diagnosis=diagnosis)
     assert [h.host for h in first.hosts + everything.hosts[3:6] + last.hosts] == [
         h.host for h in everything.hosts
     ]
@@ -275,6 +303,16 @@ def test_host_list_pages_and_counts(cases: Path, findings: Findings) -> None:
     assert {h.host: h.matches for h in everything.hosts} == {
         h.host: by_host.get(h.host, 0) for h in everything.hosts
     }
+    # Error rows as the diagnosis counts them: each row a root or secondary match, once.
+    errors = diagnosis.errors
+    assert errors is not None
+    rows_of = errors.rows.group_by("host").len()
+    expected = {r["host"]: r["len"] for r in rows_of.to_dicts()}
+    assert {h.host: h.errors for h in everything.hosts} == {
+        h.host: expected.get(h.host, 0) for h in everything.hosts
+    }
+    not_analyzed = hosts_mod.host_list(case, culprit=None, diagnosis=hosts_mod.Diagnosis.none())
+    assert {h.errors for h in not_analyzed.hosts} == {None}
 
 
 def test_hosts_page_is_paginated(
@@ -295,9 +333,16 @@ def test_hosts_page_is_paginated(
     assert "Page 4 is past the last host" in _text(past.text)
 
 
-def test_host_page_shows_matches_and_rows_from_the_first_error(
+def _row_classes(page: str) -> list[tuple[str, str]]:
+    """(row id, class) of each row of a host page's row table, in order."""
+    return re.findall(r'<tr id="row-(\d+)" class="(first|error|)">', page)
+
+
+def test_host_page_shows_the_verdicts_first_error_and_its_error_rows(
     client: TestClient, cases: Path, findings: Findings
 ) -> None:
+    # Issue #24, item 12: the host page's first error was the first ERROR-severity row,
+    # which is not the row the verdict cites (and a culprit could show "0 error rows").
     first_error = findings.verdict.first_error
     assert first_error is not None and first_error.host is not None
     page = client.get(f"/case/inc1/case/hosts/{first_error.host}")
@@ -306,20 +351,24 @@ def test_host_page_shows_matches_and_rows_from_the_first_error(
     assert first_error.host in text
     assert '<svg class="spark" width="960"' in page.text
     assert first_error.signature in text  # among the host's matches
-    rows = re.findall(r'<tr class="(first|error|)">', page.text)
+    rows = _row_classes(page.text)
     assert 0 < len(rows) <= hosts_mod.ROWS_SHOWN
-    assert rows.count("first") == 1
-    errors = ", ".join(f"'{s}'" for s in ERROR_SEVERITIES)
-    first_row = api.query(
+    assert [row_id for row_id, cls in rows if cls == "first"] == [str(first_error.citation.row_id)]
+    # The same rule and the same row: the severity-based first error is another row here.
+    severity_first = api.query(
         cases / "inc1" / "case",
-        "SELECT f.path, r.line FROM rows r JOIN files f USING (file_id) "
-        f"WHERE r.host = '{first_error.host}' AND r.severity IN ({errors}) "
-        "ORDER BY r.ts, r.row_id LIMIT 1",
-    ).to_pylist()[0]
-    highlighted = page.text.split('<tr class="first">', 1)[1].split("</tr>", 1)[0]
-    assert f"{first_row['path']}:{first_row['line']}" in highlighted
-    # The verdict's first error is a signature match of this host.
-    assert f"{first_error.citation.path}:{first_error.citation.line}" in page.text
+        f"SELECT row_id FROM rows WHERE host = '{first_error.host}' "
+        "AND severity IN ('ERROR', 'CRITICAL', 'ALERT', 'EMERGENCY') ORDER BY ts, row_id LIMIT 1",
+    ).to_pylist()[0]["row_id"]
+    assert severity_first != first_error.citation.row_id
+    errors = api.host_errors(cases / "inc1" / "case").rows
+    of_host = set(errors.filter(errors["host"] == first_error.host)["row_id"].to_list())
+    assert f"{len(of_host):,} error rows" in text
+    shown_errors = {int(row_id) for row_id, cls in rows if cls in ("first", "error")}
+    assert shown_errors == of_host & {int(row_id) for row_id, _ in rows}
+    # The first-errors table cites the verdict's row and links to it.
+    link = f"#row-{first_error.citation.row_id}"
+    assert re.search(rf'<tr class="first">.*?href="[^"]*{link}"', page.text, flags=re.S)
 
 
 def test_unknown_host_is_404_and_names_are_escaped(client: TestClient) -> None:
@@ -351,22 +400,22 @@ def test_sql_form_shows_the_default_query(client: TestClient) -> None:
 
 def test_sql_runs_a_select_over_every_view(client: TestClient, cases: Path) -> None:
     sql = "SELECT host, count(*) AS n FROM rows WHERE host IS NOT NULL GROUP BY 1 ORDER BY 1"
-    page = client.get("/case/inc1/case/sql", params={"q": sql})
+    page = run_sql(client, sql)
     assert page.status_code == 200
     expected = api.query(cases / "inc1" / "case", sql).to_pylist()
     assert _cells(page.text) == [[r["host"], str(r["n"])] for r in expected]
     assert "<th>host</th><th>n</th>" in page.text
     for view in ("rows", "files", "quarantine", "duplicates", "hosts", "matches"):
-        counted = client.get("/case/inc1/case/sql", params={"q": f"SELECT count(*) FROM {view}"})
+        counted = run_sql(client, f"SELECT count(*) FROM {view}")
         assert counted.status_code == 200, _text(counted.text)
 
 
 def test_sql_caps_rows_and_marks_nulls(client: TestClient) -> None:
-    page = client.get("/case/inc1/case/sql", params={"q": "SELECT range AS i FROM range(1500)"})
+    page = run_sql(client, "SELECT range AS i FROM range(1500)")
     assert page.status_code == 200
     assert len(_cells(page.text)) == 1000
     assert "The first 1,000 rows are shown" in page.text
-    nulls = client.get("/case/inc1/case/sql", params={"q": "SELECT NULL AS x, '<b>' AS y"})
+    nulls = run_sql(client, "SELECT NULL AS x, '<b>' AS y")
     assert '<td class="null">NULL</td>' in nulls.text
     assert "&lt;b&gt;" in nulls.text and "<b>" not in nulls.text.split("<tbody>", 1)[1]
 
@@ -385,7 +434,7 @@ def test_sql_caps_rows_and_marks_nulls(client: TestClient) -> None:
     ],
 )
 def test_sql_refuses_anything_but_one_select(client: TestClient, sql: str, message: str) -> None:
-    page = client.get("/case/inc1/case/sql", params={"q": sql})
+    page = run_sql(client, sql)
     assert page.status_code == 400
     assert message in _text(page.text)
     assert '<table class="result">' not in page.text
@@ -405,7 +454,7 @@ def test_sql_cannot_read_outside_the_case(client: TestClient, cases: Path, sql: 
     query = sql.format(
         other=(cases / "inc2" / "case").resolve(), case=(cases / "inc1" / "case").resolve()
     )
-    page = client.get("/case/inc1/case/sql", params={"q": query})
+    page = run_sql(client, query)
     assert page.status_code == 400
     problem = re.search(r'<p class="problem" id="problem">(.*?)</p>', page.text, flags=re.S)
     assert problem is not None
@@ -413,7 +462,7 @@ def test_sql_cannot_read_outside_the_case(client: TestClient, cases: Path, sql: 
 
 
 def test_sql_error_is_one_line_not_a_traceback(client: TestClient) -> None:
-    page = client.get("/case/inc1/case/sql", params={"q": "SELECT no_such_column FROM rows"})
+    page = run_sql(client, "SELECT no_such_column FROM rows")
     assert page.status_code == 400
     problem = re.search(r'<p class="problem" id="problem">(.*?)</p>', page.text, flags=re.S)
     assert problem is not None
@@ -427,7 +476,7 @@ def test_sql_error_is_one_line_not_a_traceback(client: TestClient) -> None:
 def test_sql_leaves_the_case_as_it_was(client: TestClient, cases: Path) -> None:
     case = cases / "inc1" / "case"
     before = sorted(p.relative_to(case) for p in case.rglob("*"))
-    client.get("/case/inc1/case/sql", params={"q": "SELECT * FROM rows ORDER BY message"})
+    run_sql(client, "SELECT * FROM rows ORDER BY message")
     assert sorted(p.relative_to(case) for p in case.rglob("*")) == before
 
 
@@ -484,7 +533,12 @@ def test_cli_refuses_a_non_loopback_host(cases: Path, monkeypatch: pytest.Monkey
     import uvicorn
 
     started: list[dict[str, Any]] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: started.append(kw))
+
+    def run(server: uvicorn.Server) -> None:
+        config = server.config
+        started.append({"host": config.host, "port": config.port, "log_level": config.log_level})
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
     refused = runner.invoke(cli_app, ["serve", str(cases), "--host", "0.0.0.0"])
     assert refused.exit_code == 2
     assert refused.stderr.startswith("culprit: error: --host 0.0.0.0 is not a loopback address")

@@ -88,8 +88,9 @@ def iter_line_chunks(
     A UTF-8 BOM at the start is skipped. ``\\r\\n`` endings lose the ``\\r``; a lone ``\\r``
     stays in the line (progress bars use it). A line longer than ``ctx.options.max_line_bytes``
     keeps only its head, so memory stays bounded by the chunk size. A stream that breaks off
-    (truncated gzip, damaged archive) ends the iteration after its last readable line and adds a
-    file-level quarantine entry saying where it stopped.
+    (truncated gzip, damaged archive) ends the iteration after its last complete line and adds a
+    file-level quarantine entry saying where it stopped; the line it broke off in is quarantined
+    with the bytes it has.
     """
     size = chunk_bytes or ctx.options.chunk_bytes
     max_line = ctx.options.max_line_bytes
@@ -97,8 +98,12 @@ def iter_line_chunks(
     pending_offset = 0  # decoded-file offset of pending[0]
     next_line = 1
     giant: _GiantLine | None = None
+    broken = False
 
     def where() -> tuple[int, int]:
+        # Asked only when the stream breaks off.
+        nonlocal broken
+        broken = True
         return next_line, pending_offset + len(pending)
 
     for block, skipped in decoded_blocks(stream, ctx, size, where):
@@ -133,6 +138,16 @@ def iter_line_chunks(
     if giant is not None:
         yield giant.chunk(next_line)
         next_line += 1
+    elif pending and broken:
+        # What the damage left of a line is not a record: a row of it would carry a cut
+        # message or value as if it were whole.
+        ctx.counts.records += 1
+        ctx.drop(
+            next_line,
+            pending_offset,
+            f"line cut off by the damage after its first {len(pending):,} bytes",
+            pending[:4096],
+        )
     elif pending:
         yield _split_lines(
             pending + b"\n", next_line, pending_offset, max_line, virtual_newline=True

@@ -20,6 +20,7 @@ from analyzer.ingest.lines import grammars
 from analyzer.ingest.lines.grammars import Grammar
 from analyzer.ingest.lines.head import any_dated, any_yearless
 from analyzer.ingest.lines.parse import parse_lines
+from analyzer.schema import TS_EARLIEST, TS_LATEST, plausible_ts
 
 # Node names as they appear in bundle paths (GKE nodes, TPU VMs, IPs).
 _PATH_HOST: Final = re.compile(r"^(?:gke-[a-z0-9-]+|[a-z0-9-]+-w-\d+|\d{1,3}(?:\.\d{1,3}){3})$")
@@ -93,7 +94,7 @@ def year_anchor(
                 anchor = dt.date(*(int(part) for part in match.groups()))
             except ValueError:
                 break
-            if not 1678 <= anchor.year <= 2261:  # stamps are nanoseconds since 1970 (int64)
+            if not TS_EARLIEST.year <= anchor.year < TS_LATEST.year:
                 break
             ctx.year_from = "header"
             return anchor
@@ -105,7 +106,10 @@ def year_anchor(
         return fallback  # nothing in this head could give one (a journal, a klog file)
     text = pl.Series(lines, dtype=pl.String).str.replace_all(grammars.ANSI_ESCAPE, "")
     parsed = parse_lines(text, anchor=fallback, tz=tz, grammars=grammar_set)
-    dated = parsed.filter(pl.col("ts_quality").is_in(["exact", "inferred_tz"]))["ts"].drop_nulls()
+    # A placeholder stamp (9999-12-31, 0001-01-01) must not give every other line its year.
+    dated = parsed.filter(
+        pl.col("ts_quality").is_in(["exact", "inferred_tz"]) & plausible_ts(pl.col("ts"))
+    )["ts"]
     if dated.len():
         ctx.year_from = "file"
         first = dated.item(0)

@@ -19,7 +19,7 @@ from analyzer.ingest.columns.extra import compact_json
 from analyzer.ingest.columns.timestamps import NS
 from analyzer.ingest.lines.folding import EXCEPTION_LINE, TRACEBACK_HEADER
 from analyzer.ingest.lines.hints import FileHints
-from analyzer.schema import host_expr, severity_expr
+from analyzer.schema import host_expr, plausible_ts, severity_expr
 
 #: The expression of a :class:`FileHints` field, by name and type: a literal for one file, a
 #: lookup by ``batch_file`` for a batch of files.
@@ -127,7 +127,9 @@ def build_records(
                 ("exception", pl.col("_exception"), "text"),
                 (
                     "payload_ts",
-                    pl.col("payload_ts").dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ"),
+                    pl.when(plausible_ts(pl.col("payload_ts")))
+                    .then(pl.col("payload_ts"))
+                    .dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ"),
                     "token",
                 ),
                 ("stream", pl.col("stream"), "token"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final, Protocol
 
 import numpy as np
@@ -19,6 +20,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from analyzer.bundle.members import FileStamp
+from analyzer.bundle.tree import changed_since, os_reason
 from analyzer.case.inputs import Issue, ReadOptions
 from analyzer.errors import ExpansionLimitError
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
@@ -60,6 +63,9 @@ class FileJob:
     mtime: float | None
     options: ReadOptions
     forced_reader: str | None
+    #: A file on disk, and how it was when listed: checked again once it is read.
+    disk_path: Path | None = None
+    stamp: FileStamp | None = None
 
 
 #: A plain file at most this large may be read whole together with its neighbours, when its
@@ -178,7 +184,8 @@ def _begin(
         record["compression"] = content.compression
     except OSError as exc:
         record["status"] = "unreadable"
-        sink.add_issues(record["file_id"], job.path, [Issue("file", 0, 0, f"cannot open: {exc}")])
+        record["detail"] = f"cannot be opened ({os_reason(exc)})"
+        sink.add_issues(record["file_id"], job.path, [Issue("file", 0, 0, record["detail"])])
         return None
     opened = _Open(job, record, ctx, content, _FileState())
     try:
@@ -277,14 +284,21 @@ def _end(opened: _Open, sink: Sink, progress: Progress) -> None:
     """Close a file: its issues, sha256, status and counts."""
     ctx, content, state, record = opened.ctx, opened.content, opened.state, opened.record
     try:
-        if ctx.incomplete and record["status"] == "read":
-            record["status"] = "partial"
-        sink.add_issues(record["file_id"], ctx.path, ctx.take_issues())
         if not opened.released:
             try:
                 record["sha256"] = content.finish()
             except (OSError, CorruptStreamError, ExpansionLimitError):
                 record["sha256"] = None
+        job = opened.job
+        if job.disk_path is not None and job.stamp is not None:
+            change = changed_since(job.disk_path, job.stamp, content.stored.bytes_read)
+            if change is not None:
+                decoded = content.decoder.decoded_bytes
+                ctx.file_issue(change, line=ctx.counts.records, offset=decoded)
+        if ctx.incomplete and record["status"] == "read":
+            record["status"] = "partial"
+            record["detail"] = record.get("detail") or ctx.first_problem
+        sink.add_issues(record["file_id"], ctx.path, ctx.take_issues())
         progress.advance(content.stored.bytes_read - state.consumed)
     finally:
         content.close()

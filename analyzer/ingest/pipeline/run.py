@@ -3,7 +3,8 @@
 For each bundle member, in bundle order: plain files on disk are read in groups (runs of
 small ones together, a large one alone), here or in worker processes
 (:mod:`analyzer.ingest.pipeline.workers`); members inside archives are read here; refused and
-damaged members are listed in the inventory with a quarantine entry. The per-file reading is
+damaged members, and directories or files that cannot be read, are listed in the inventory
+with a quarantine entry. The per-file reading is
 :mod:`analyzer.ingest.pipeline.files`. Problems with one file are recorded and the next file
 goes on; only a bundle-wide cap stops the run.
 """
@@ -11,15 +12,16 @@ goes on; only a bundle-wide cap stops the run.
 from __future__ import annotations
 
 import datetime as dt
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
+from pathlib import Path
 from typing import Any
 
 from analyzer.bundle import Bundle, Member, archive_kind
 from analyzer.case.inputs import Issue, ReadOptions
 from analyzer.case.writer import CaseWriter
-from analyzer.errors import ExpansionLimitError
+from analyzer.errors import CaseError, ExpansionLimitError
 from analyzer.ingest.pipeline.files import (
     BATCH_BYTES,
     BATCH_FILE_BYTES,
@@ -29,7 +31,13 @@ from analyzer.ingest.pipeline.files import (
     read_files,
 )
 from analyzer.ingest.pipeline.progress import NullProgress, Progress
-from analyzer.ingest.pipeline.workers import MIN_PARALLEL_BYTES, WorkerPool, replay
+from analyzer.ingest.pipeline.workers import (
+    MIN_PARALLEL_BYTES,
+    READ_AHEAD_BYTES,
+    SPOOL_RATIO,
+    WorkerPool,
+    replay,
+)
 
 
 @dataclass
@@ -47,6 +55,9 @@ class IngestRun:
     #: ``None``). A sharded ingest numbers every member of the bundle, so a file has the same
     #: id and row ids in whichever shard reads it, and writes records only for its own.
     owns: Callable[[Member, int], bool] | None = None
+    #: Where worker processes spool rows (a directory of its own is made inside); the case's
+    #: staging directory when ``None``.
+    scratch: Path | None = None
     _next_id: int = 0
     _by_path: dict[str, dict[str, Any]] = field(default_factory=dict)
     _ids: dict[str, int] = field(default_factory=dict)
@@ -117,12 +128,17 @@ class IngestRun:
 
     def _pool(self) -> WorkerPool | None:
         """A worker pool when there is enough on disk to be worth one."""
-        if self.jobs < 2:
+        if not _parallel([size for _, size in self.bundle.plain_file_sizes()], self.jobs):
             return None
-        count, size = self.bundle.plain_files()
-        if count < 2 or size < MIN_PARALLEL_BYTES:
-            return None  # one file is read by one process either way
-        return WorkerPool(self.jobs, self.writer.staging / "spool")
+        if self.scratch is None:
+            return WorkerPool(self.jobs, self.writer.staging / "spool")
+        try:
+            spool = Path(tempfile.mkdtemp(prefix="culprit-spool-", dir=self.scratch))
+        except OSError as exc:
+            raise CaseError(
+                f"cannot create a scratch directory: {exc}", path=str(self.scratch)
+            ) from None
+        return WorkerPool(self.jobs, spool)
 
     def _dispatch(
         self, pool: WorkerPool | None, group: list[tuple[Member, dict[str, Any]]]
@@ -130,17 +146,25 @@ class IngestRun:
         """Read a group of plain files: here, or submitted to the pool."""
         if not group:
             return
-        job_of = partial(FileJob, options=self.options, forced_reader=self.forced_reader)
         if pool is None:
             self.progress.file(group[0][0].path)
-            items = [(job_of(m.path, m.mtime), m.open, record) for m, record in group]
+            items = [(self._job(m), m.open, record) for m, record in group]
             read_files(items, self.bundle.budget, self.writer, self.progress)
             return
         while pool.full():
             self._take(pool)
         pool.submit(
-            [(job_of(m.path, m.mtime), m.disk_path, record) for m, record in group],
-            self.bundle.budget,
+            [(self._job(m), m.disk_path, record) for m, record in group], self.bundle.budget
+        )
+
+    def _job(self, member: Member) -> FileJob:
+        return FileJob(
+            member.path,
+            member.mtime,
+            self.options,
+            self.forced_reader,
+            disk_path=member.disk_path,
+            stamp=member.stamp,
         )
 
     def _drain(self, pool: WorkerPool | None) -> None:
@@ -183,6 +207,7 @@ class IngestRun:
             "quarantined": 0,
             "repaired": 0,
             "duplicates": 0,
+            "out_of_range": 0,
             "ts_min": None,
             "ts_max": None,
             "year_from": None,
@@ -196,7 +221,7 @@ class IngestRun:
 
     def _list_only(self, member: Member) -> None:
         record = self._new_record(member, member.status)
-        if member.status == "refused":
+        if member.status in ("refused", "unreadable"):
             self.writer.add_issues(
                 record["file_id"], member.path, [Issue("file", 0, 0, member.detail or "refused")]
             )
@@ -216,13 +241,31 @@ class IngestRun:
         if member.opener is None:  # pragma: no cover - "file" members always have one
             raise AssertionError(member.path)
         read_file(
-            FileJob(member.path, member.mtime, self.options, self.forced_reader),
+            self._job(member),
             member.open,
             record,
-            self.bundle.budget,
+            member.budget or self.bundle.budget,
             self.writer,
             self.progress,
         )
+
+
+def scratch_bytes(bundle: Bundle, jobs: int) -> int:
+    """The most bytes the worker processes' spool holds at once when ``jobs`` processes read
+    ``bundle`` (0 when they would not start): the rows of every group in flight, which is at
+    most :data:`READ_AHEAD_BYTES` of files plus the group submitted last, times
+    :data:`SPOOL_RATIO`. Compressed files count at their size on disk (an underestimate)."""
+    sizes = [size for _, size in bundle.plain_file_sizes()]
+    if not _parallel(sizes, jobs):
+        return 0
+    in_flight = min(sum(sizes), READ_AHEAD_BYTES + max(max(sizes), BATCH_BYTES))
+    return int(in_flight * SPOOL_RATIO)
+
+
+def _parallel(sizes: list[int], jobs: int) -> bool:
+    """Whether worker processes read plain files of these sizes: one file is read by one
+    process either way, and a small bundle costs more to start workers for than it saves."""
+    return jobs >= 2 and len(sizes) >= 2 and sum(sizes) >= MIN_PARALLEL_BYTES
 
 
 def _group_full(group: list[tuple[Member, dict[str, Any]]]) -> bool:

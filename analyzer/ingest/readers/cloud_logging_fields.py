@@ -24,7 +24,7 @@ from analyzer.ingest.columns.timestamps import rfc3339
 from analyzer.ingest.json.fields import FieldSpec
 from analyzer.ingest.lines.parse import parse_lines
 from analyzer.ingest.readers.cloud_logging_folding import fold_entries
-from analyzer.schema import host_expr, severity_expr
+from analyzer.schema import host_expr, plausible_ts, severity_expr
 
 _LABEL_SPELLINGS: Final = {
     # kubectl form -> Cloud Logging form, BigQuery sink form
@@ -404,7 +404,7 @@ def _extra(origin: pl.Expr) -> pl.Expr:
             ("receiveTimestamp", pl.col("receive"), "text"),
             (
                 "payload_ts",
-                pl.when(pl.col("_ts").is_not_null())
+                pl.when(pl.col("_ts").is_not_null() & plausible_ts(pl.col("in_ts")))
                 .then(pl.col("in_ts"))
                 .dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ"),
                 "token",

@@ -100,12 +100,19 @@ def test_truncated_gzip_keeps_lines_and_notes_where_it_stopped() -> None:
     assert rows, "lines before the damage must be kept"
     decoded = b"\n".join(text.encode() for _, _, text in rows)
     assert original.startswith(decoded)
-    (issue,) = ctx.issues
+    issue, cut = ctx.issues
     assert issue.kind == "file"
     assert "truncated" in issue.reason
-    # The damage is inside the last (partial) line, right after the last decoded byte.
-    assert issue.line == rows[-1][0]
-    assert issue.offset == content.decoder.decoded_bytes == len(decoded)
+    # The damage is inside the line after the last row, right after the last decoded byte;
+    # what it left of that line is quarantined with its bytes, not taken for a whole line.
+    assert issue.line == rows[-1][0] + 1
+    assert cut.kind == "dropped"
+    assert cut.line == issue.line
+    assert cut.raw is not None
+    assert original.startswith(decoded + b"\n" + cut.raw)
+    assert issue.offset == content.decoder.decoded_bytes == len(decoded) + 1 + len(cut.raw)
+    # The framing counts the record it quarantines (readers count the chunks' lines).
+    assert (ctx.counts.records, ctx.counts.dropped) == (1, 1)
 
 
 def test_take_and_merge_round_trip() -> None:
