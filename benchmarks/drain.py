@@ -52,8 +52,8 @@ def _mask(lines: list[str]) -> list[str]:
 
 
 def _drain(lines: list[str]) -> list[str]:
-    from drain3 import TemplateMiner  # type: ignore[import-untyped]
-    from drain3.template_miner_config import TemplateMinerConfig  # type: ignore[import-untyped]
+    from drain3 import TemplateMiner
+    from drain3.template_miner_config import TemplateMinerConfig
 
     config = TemplateMinerConfig()
     config.profiling_enabled = False
