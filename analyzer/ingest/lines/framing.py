@@ -83,8 +83,9 @@ def _lone_cr_as_newline(blocks: Iterable[tuple[bytes, int]]) -> Iterator[tuple[b
         buf = np.frombuffer(data, dtype=np.uint8)
         returns = np.flatnonzero(buf == _CR)
         if returns.size:
-            # ``data`` never ends in ``\r`` here, so ``returns + 1`` is inside it.
-            lone = returns[buf[returns + 1] != _NEWLINE]
+            # A ``\r`` last in ``data`` is followed by the carried ``\r``, not by ``\n``.
+            after = np.minimum(returns + 1, len(buf) - 1)
+            lone = returns[(returns + 1 == len(buf)) | (buf[after] != _NEWLINE)]
             if lone.size:
                 edited = bytearray(data)
                 np.frombuffer(edited, dtype=np.uint8)[lone] = _NEWLINE

@@ -162,6 +162,15 @@ def test_lone_cr_lines_survive_any_chunking(chunk_bytes: int) -> None:
     assert ctx.issues == []
 
 
+@pytest.mark.parametrize("chunk_bytes", [1, 2, 3, 1 << 20])
+def test_doubled_returns_end_a_line_and_a_blank_one(chunk_bytes: int) -> None:
+    """Found by the long fuzz run: CRLF turned into CRCR (no LF at all): a block ending in
+    two CRs indexed past its end. Each CR ends a line; the second leaves a blank one."""
+    data = b"one\r\rtwo\r\r"
+    rows = _lines(_chunks(data, chunk_bytes=chunk_bytes)[0])
+    assert rows == [(1, 0, "one"), (2, 4, ""), (3, 5, "two"), (4, 9, "")]
+
+
 def test_lone_cr_file_without_a_final_line_end() -> None:
     data = b"\xef\xbb\xbfone\rtwo\r\rthree"
     rows = _lines(_chunks(data)[0])
