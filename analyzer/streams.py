@@ -349,6 +349,9 @@ class Content:
             self.decoder = ZstdDecoder(replay, self.stored, budget, path)
         else:
             self.decoder = PlainReader(replay, self.stored)
+        #: Where :meth:`head` and :meth:`read` draw from: the decoder, or a stage after it
+        #: (:class:`analyzer.ingest.decoding.TextContent` turns the bytes into UTF-8 text).
+        self.body: Readable = self.decoder
         self._head = b""
         self._head_pos = 0
         self._failure: CorruptStreamError | None = None
@@ -366,7 +369,7 @@ class Content:
         """
         while len(self._head) < size and self._failure is None:
             try:
-                chunk = self.decoder.read(size - len(self._head))
+                chunk = self.body.read(size - len(self._head))
             except CorruptStreamError as exc:
                 self._failure = exc
                 break
@@ -384,9 +387,9 @@ class Content:
             out = self._head[self._head_pos : end]
             self._head_pos = end
             if size < 0:
-                out += self.decoder.read(-1)
+                out += self.body.read(-1)
             return out
-        return self.decoder.read(size)
+        return self.body.read(size)
 
     def read_at_most(self, limit: int) -> bytes:
         """Up to ``limit`` decoded bytes from here on (``read`` may return fewer than asked,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import codecs
 import gzip
 import hashlib
 import io
@@ -71,11 +72,48 @@ def mixed_bundle(root: Path) -> Path:
     return bundle
 
 
+def decoded_text(data: bytes) -> bytes:
+    """The UTF-8 text a file decodes to, computed without culprit's code: UTF-16 with a BOM
+    re-encoded (unless the bytes after the BOM are plainly UTF-8: no NUL, valid UTF-8 in the
+    first 64 KiB), then NUL bytes at the start and a UTF-8 BOM dropped."""
+    codec = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}.get(data[:2])
+    if codec is not None:
+        probe = data[2:65536]
+        try:
+            codecs.getincrementaldecoder("utf-8")().decode(probe, False)
+            plainly_utf8 = b"\x00" not in probe
+        except UnicodeDecodeError:
+            plainly_utf8 = False
+        if not plainly_utf8:
+            body = data[2:]
+            even = len(body) - len(body) % 2
+            text = body[:even].decode(codec, "surrogatepass").encode("utf-8", "surrogatepass")
+            data = text + (b"\xff" if len(body) % 2 else b"")
+    return data.lstrip(b"\x00").removeprefix(b"\xef\xbb\xbf")
+
+
+def lone_cr_ends_lines(text: bytes) -> bool:
+    """Whether a text's lone ``\\r`` end its lines, decided from its first 64 KiB: there is a
+    lone ``\\r`` and no ``\\n``, or ten lone ``\\r`` for every ``\\n`` and no ``\\n\\r`` (a
+    progress bar's redraw) nor a ``\\r`` first."""
+    window = text[:65536]
+    lone = len(re.findall(rb"\r(?!\n)", window))
+    newlines = window.count(b"\n")
+    if not lone:
+        return False
+    if not newlines:
+        return True
+    return lone >= 10 * newlines and b"\n\r" not in window and not window.startswith(b"\r")
+
+
 def line_records(data: bytes) -> int:
-    """Records of a line-oriented file counted without culprit's code: its lines, the last one
-    counted even without a final newline (a leading UTF-8 BOM is not part of the first line).
-    Only ``\\n`` ends a line: a lone ``\\r`` stays inside its line."""
-    body = data.removeprefix(b"\xef\xbb\xbf")
+    """Records of a line-oriented file counted without culprit's code: the lines of the text
+    it decodes to (:func:`decoded_text`), the last one counted even without a final newline.
+    Only ``\\n`` ends a line (a lone ``\\r`` stays inside its line), unless lone ``\\r`` are the
+    file's line ends (:func:`lone_cr_ends_lines`): then ``\\r\\n``, ``\\r`` and ``\\n`` each do."""
+    body = decoded_text(data)
+    if lone_cr_ends_lines(body):
+        body = re.sub(rb"\r(?!\n)", b"\n", body)
     return body.count(b"\n") + (1 if body and not body.endswith(b"\n") else 0)
 
 

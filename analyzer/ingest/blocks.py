@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from analyzer.ingest.base import ReadContext
+from analyzer.ingest.decoding import TextContent
 from analyzer.streams import CorruptStreamError, Readable
 
 BOM: Final = b"\xef\xbb\xbf"
@@ -88,8 +89,8 @@ def invalid_utf8_spans(data: bytes, starts: IntArray, ends: IntArray) -> IntArra
 def decoded_blocks(
     stream: Readable, ctx: ReadContext, size: int, where: Callable[[], tuple[int, int]]
 ) -> Iterator[tuple[bytes, int]]:
-    """Blocks of decoded content, each with the number of bytes skipped before it (a UTF-8 BOM
-    at the very start).
+    """Blocks of decoded content, each with the number of bytes skipped before it (NUL bytes
+    and a UTF-8 BOM at the very start: offsets stay those of the file).
 
     A stream that breaks off ends the blocks; a file-level quarantine entry records the
     damage at ``where()`` (line, offset of the reader's position).
@@ -116,8 +117,10 @@ def decoded_blocks(
             skipped = 0
             if first:
                 first = False
+                if isinstance(stream, TextContent):
+                    skipped = stream.skipped
                 if block.startswith(BOM):
-                    block, skipped = block[len(BOM) :], len(BOM)
+                    block, skipped = block[len(BOM) :], skipped + len(BOM)
             yield block, skipped
         if broken is not None:
             line, offset = where()

@@ -26,13 +26,12 @@ from hypothesis import strategies as st
 from analyzer import api
 from analyzer.ingest.base import SNIFF_BYTES
 from tests.fuzz.strategies import FAMILIES, apply_all, mutations
-from tests.helpers import check_accounting, line_records
+from tests.helpers import check_accounting, decoded_text, line_records
 
 pytestmark = pytest.mark.fuzz
 
 #: Readers whose every framing is lines (``unrecognized`` files are read as text).
 _LINE_READERS: Final = frozenset({"text", "unrecognized", "diagon", "modelarts"})
-_UTF8_BOM: Final = b"\xef\xbb\xbf"
 
 
 def _pretty_printed(head: bytes) -> bool:
@@ -43,6 +42,8 @@ def _pretty_printed(head: bytes) -> bool:
         json.loads(first)
     except ValueError:
         return first.strip() in (b"{", b"{\r")
+    except RecursionError:
+        return False  # a line nested deeper than Python's parser goes is no lone "{"
     return False
 
 
@@ -58,7 +59,7 @@ def line_framed(reader: str | None, data: bytes) -> bool:
     """
     if reader in _LINE_READERS:
         return True
-    head = data[:SNIFF_BYTES].removeprefix(_UTF8_BOM).lstrip()
+    head = decoded_text(data)[:SNIFF_BYTES].lstrip()
     if reader == "kubelet":  # klog and journal text, journal JSON lines; not journal export
         return not head.startswith((b"__CURSOR=", b"__REALTIME_TIMESTAMP="))
     if reader == "cloud_logging":  # JSON lines; not a JSON array, a CSV export, nor

@@ -194,3 +194,22 @@ def test_json_document_lone_surrogate_escape(
     assert record["status"] == "read"
     assert rows.height == record["rows"] > 0
     assert rows["extra"].str.contains("\ufffd \ufffd\ufffd", literal=True).any()
+
+
+def test_json_line_nested_deeper_than_the_recursion_limit(
+    tmp_path: Path, ingest_case: Ingest
+) -> None:
+    """A JSON-lines export whose first line is an object nested 1,980 deep: telling JSON lines
+    from pretty-printed entries parsed that line with Python's ``json`` and the ingest died of
+    a ``RecursionError``. It is one entry per line: the line is quarantined by the parser (or
+    read), the rest of the file is read."""
+    record, rows, _ = _ingest(
+        tmp_path,
+        ingest_case,
+        "cloud_logging",
+        "sink_stderr.jsonl",
+        [DeepNesting(0, 1980, "object", False, False)],
+    )
+    assert record["status"] == "read"
+    assert record["reader"] == "cloud_logging"
+    assert rows.height == record["rows"] > 0

@@ -3,14 +3,22 @@
 Framing works on large chunks with numpy so no Python code runs per line. Each chunk knows the
 1-based line number and the byte offset (in the decoded file) of every line, which is what
 lets a row be traced back to its exact input bytes.
+
+Line ends are decided once per file, from its first 64 KiB (:func:`line_ends`). Normally
+``\\n`` ends a line and ``\\r\\n`` loses its ``\\r``; a lone ``\\r`` stays inside its line,
+because progress bars (tqdm) write one to redraw a line in place. A file whose lone ``\\r``
+are its line ends (old Mac OS, some Windows tools) is split on them as well, with universal
+newlines: ``\\r\\n``, ``\\r`` and ``\\n`` each end a line. Every lone ``\\r`` of such a file is
+read as a ``\\n`` (same length, so offsets are unchanged) before the usual framing.
 """
 
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +35,64 @@ from analyzer.streams import Readable
 
 _NEWLINE: Final = 10
 _CR: Final = 13
+#: How much of the start of a file decides its line ends.
+LINE_END_WINDOW: Final = 64 << 10
+#: With some ``\n`` in the window, lone ``\r`` must be this many times as many to be the
+#: line ends.
+_CR_MAJORITY: Final = 10
+
+LineEnds = Literal["lf", "cr"]
+
+
+def line_ends(head: bytes) -> LineEnds:
+    """How a file whose text starts with ``head`` ends its lines: ``lf`` (``\\n``; a lone
+    ``\\r`` stays in its line) or ``cr`` (universal newlines: a lone ``\\r`` ends a line too).
+
+    ``cr`` when the first 64 KiB hold a lone ``\\r`` and no ``\\n`` at all, or lone ``\\r``
+    outnumber ``\\n`` ten to one without the mark of a progress bar: tqdm starts every redraw
+    with ``\\r``, so its output has ``\\r`` right after a ``\\n`` (or first in the file), where
+    a file with ``\\r`` line ends never does.
+    """
+    window = head[:LINE_END_WINDOW]
+    returns = window.count(b"\r")
+    if not returns:
+        return "lf"
+    lone = returns - window.count(b"\r\n")
+    newlines = window.count(b"\n")
+    if lone == 0:
+        return "lf"
+    if newlines == 0:
+        return "cr"
+    if lone >= _CR_MAJORITY * newlines and b"\n\r" not in window and window[:1] != b"\r":
+        return "cr"
+    return "lf"
+
+
+def _lone_cr_as_newline(blocks: Iterable[tuple[bytes, int]]) -> Iterator[tuple[bytes, int]]:
+    """The blocks with every ``\\r`` not followed by ``\\n`` replaced by ``\\n``.
+
+    A block that ends in ``\\r`` keeps it for the next block, which may start with the
+    ``\\n`` of a ``\\r\\n``.
+    """
+    carry = b""
+    for block, skipped in blocks:
+        data = carry + block if carry else block
+        carry = b""
+        if data.endswith(b"\r"):
+            carry, data = b"\r", data[:-1]
+        buf = np.frombuffer(data, dtype=np.uint8)
+        returns = np.flatnonzero(buf == _CR)
+        if returns.size:
+            # A ``\r`` last in ``data`` is followed by the carried ``\r``, not by ``\n``.
+            after = np.minimum(returns + 1, len(buf) - 1)
+            lone = returns[(returns + 1 == len(buf)) | (buf[after] != _NEWLINE)]
+            if lone.size:
+                edited = bytearray(data)
+                np.frombuffer(edited, dtype=np.uint8)[lone] = _NEWLINE
+                data = bytes(edited)
+        yield data, skipped
+    if carry:
+        yield b"\n", 0
 
 
 @dataclass
@@ -86,11 +152,12 @@ def iter_line_chunks(
     """Split a decoded stream into :class:`LineChunk` s of roughly ``chunk_bytes``.
 
     A UTF-8 BOM at the start is skipped. ``\\r\\n`` endings lose the ``\\r``; a lone ``\\r``
-    stays in the line (progress bars use it). A line longer than ``ctx.options.max_line_bytes``
-    keeps only its head, so memory stays bounded by the chunk size. A stream that breaks off
-    (truncated gzip, damaged archive) ends the iteration after its last complete line and adds a
-    file-level quarantine entry saying where it stopped; the line it broke off in is quarantined
-    with the bytes it has.
+    stays in the line (progress bars use it), unless lone ``\\r`` are the file's line ends
+    (:func:`line_ends`, decided on the first 64 KiB). A line longer than
+    ``ctx.options.max_line_bytes`` keeps only its head, so memory stays bounded by the chunk
+    size. A stream that breaks off (truncated gzip, damaged archive) ends the iteration after
+    its last complete line and adds a file-level quarantine entry saying where it stopped; the
+    line it broke off in is quarantined with the bytes it has.
     """
     size = chunk_bytes or ctx.options.chunk_bytes
     max_line = ctx.options.max_line_bytes
@@ -98,15 +165,38 @@ def iter_line_chunks(
     pending_offset = 0  # decoded-file offset of pending[0]
     next_line = 1
     giant: _GiantLine | None = None
+
+    # The line ends are decided on the first 64 KiB, however small the blocks: those blocks
+    # are read ahead, and a stream that breaks meanwhile stops after them.
+    start: list[tuple[bytes, int]] = []
+
     broken = False
 
     def where() -> tuple[int, int]:
         # Asked only when the stream breaks off.
         nonlocal broken
         broken = True
-        return next_line, pending_offset + len(pending)
+        if not start:
+            return next_line, pending_offset + len(pending)
+        ahead = b"".join(block for block, _ in start)
+        ends = ahead.count(b"\n")
+        if line_ends(ahead) == "cr":
+            ends += ahead.count(b"\r") - ahead.count(b"\r\n")
+        return next_line + ends, len(ahead) + sum(skipped for _, skipped in start)
 
-    for block, skipped in decoded_blocks(stream, ctx, size, where):
+    blocks: Iterator[tuple[bytes, int]] = decoded_blocks(stream, ctx, size, where)
+    seen = 0
+    while seen < LINE_END_WINDOW:
+        opening = next(blocks, None)
+        if opening is None:
+            break
+        start.append(opening)
+        seen += len(opening[0])
+    ahead, start = start, []
+    blocks = itertools.chain(ahead, blocks)
+    if ahead and line_ends(b"".join(block for block, _ in ahead)) == "cr":
+        blocks = _lone_cr_as_newline(blocks)
+    for block, skipped in blocks:
         pending_offset += skipped
         if giant is not None:
             cut = block.find(b"\n")

@@ -25,12 +25,13 @@ from analyzer.bundle.tree import changed_since, os_reason
 from analyzer.case.inputs import Issue, ReadOptions
 from analyzer.errors import ExpansionLimitError
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
+from analyzer.ingest.decoding import TextContent
 from analyzer.ingest.lines.framing import LineChunk, iter_line_chunks, merge_chunks
 from analyzer.ingest.lines.reader import LineReader
 from analyzer.ingest.pipeline.progress import Progress
 from analyzer.ingest.registry import Choice, choose_reader
 from analyzer.schema import conform
-from analyzer.streams import Content, CorruptStreamError, ExpansionBudget, Readable
+from analyzer.streams import CorruptStreamError, ExpansionBudget, Readable
 
 
 @dataclass
@@ -88,7 +89,7 @@ class _Open:
     job: FileJob
     record: dict[str, Any]
     ctx: ReadContext
-    content: Content
+    content: TextContent
     state: _FileState
     head: bytes = b""
     choice: Choice | None = None
@@ -180,7 +181,7 @@ def _begin(
     """Open and sniff a file; ``None`` when it cannot even be opened (recorded)."""
     ctx = ReadContext(job.path, job.options, job.mtime)
     try:
-        content = Content(opener(), budget, job.path)
+        content = TextContent(opener(), budget, job.path)
         record["compression"] = content.compression
     except OSError as exc:
         record["status"] = "unreadable"
@@ -197,6 +198,13 @@ def _begin(
             ctx.file_issue("binary data (NUL bytes), not a log: not ingested")
             opened.done = True
             return opened
+        if content.skipped:
+            ctx.repaired(
+                1,
+                0,
+                f"{content.skipped:,} NUL bytes at the start of the file skipped (what a log "
+                "truncated in place by copytruncate rotation begins with)",
+            )
         record["reader"] = opened.choice.reader.name if opened.choice.recognized else "unrecognized"
         record["recognized"] = opened.choice.recognized
         record["sniff_score"] = round(opened.choice.score, 3)

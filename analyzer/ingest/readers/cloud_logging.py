@@ -61,6 +61,10 @@ def _one_entry_per_line(head: bytes) -> bool:
         json.loads(first)
     except ValueError:
         return first.strip() not in (b"{", b"{\r")
+    except RecursionError:
+        # Nested deeper than Python's parser goes: a whole value on the line all the same
+        # (DuckDB parses the entries), not the lone "{" of a pretty-printed one.
+        return True
     return True
 
 

@@ -98,3 +98,98 @@ def test_scan_tracks_strings_and_escapes_across_blocks() -> None:
     # The escaped quote does not close the string; '}' inside it is not structural.
     assert bytes(chars) == b",}"
     assert state.depth == 1 and not state.in_string
+
+
+def _log_entries(count: int) -> list[dict[str, object]]:
+    return [
+        {
+            "insertId": f"id-{i:02d}",
+            "resource": {"labels": {"pod": f"p{i}"}, "list": [{"x": i}, {"y": [i]}]},
+            "textPayload": f"entry {i}",
+        }
+        for i in range(count)
+    ]
+
+
+def _damaged(indent: int | None, how: str) -> bytes:
+    """Twelve log entries with entry 4 broken as a damaged export breaks one."""
+    text = json.dumps(_log_entries(12), indent=indent)
+    at = text.index('"entry 4"') + len('"entry 4"')
+    close = text.index("}", at)
+    if how == "missing-brace":
+        text = text[:close] + text[close + 1 :]
+    elif how == "unterminated-string":
+        text = text[: at - 1] + text[at:]
+    elif how == "extra-open":
+        text = text[:at] + ", {" + text[at:]
+    elif how == "mismatched-close":
+        text = text[:close] + "]" + text[close + 1 :]
+    return text.encode()
+
+
+@pytest.mark.parametrize("chunk", [5, 61, 1 << 20])
+@pytest.mark.parametrize("indent", [2, None], ids=["pretty", "compact"])
+@pytest.mark.parametrize(
+    "how", ["missing-brace", "unterminated-string", "extra-open", "mismatched-close"]
+)
+def test_a_malformed_element_is_quarantined_and_the_array_read_on(
+    chunk: int, indent: int | None, how: str
+) -> None:
+    data = _damaged(indent, how)
+    out, ctx = _elements(data, chunk)
+    assert [json.loads(t)["textPayload"] for _, _, t in out] == [
+        f"entry {i}" for i in range(12) if i != 4
+    ]
+    for line, offset, text in out:
+        assert data[offset:].startswith(text.encode())
+        assert data[:offset].count(b"\n") + 1 == line
+    (issue,) = ctx.issues
+    assert issue.kind == "dropped"
+    assert issue.reason.startswith("malformed JSON element")
+    assert issue.offset == data.index(
+        b'{"insertId": "id-04"' if indent is None else b'{\n    "insertId": "id-04"'
+    )
+    assert issue.line == data[: issue.offset].count(b"\n") + 1
+    assert ctx.counts.records == 12 and ctx.counts.dropped == 1
+
+
+@pytest.mark.parametrize("chunk", [7, 1 << 20])
+def test_stray_closes_between_elements_are_quarantined_alone(chunk: int) -> None:
+    data = b'[{"a": 1}},\n {"b": {"c": 2}}]\n],\n{"d": 3}\n'
+    out, ctx = _elements(data, chunk)
+    # The "]" at the end of line 2 closes the array early; the object after it is read on.
+    assert [json.loads(t) for _, _, t in out] == [{"a": 1}, {"b": {"c": 2}}, {"d": 3}]
+    assert [(i.kind, i.line, i.raw) for i in ctx.issues] == [
+        ("dropped", 1, b"}"),
+        ("dropped", 3, b"]"),
+    ]
+    assert ctx.counts.records == 5
+
+
+def test_a_malformed_last_element_is_quarantined_to_the_end_of_the_file() -> None:
+    entries = _log_entries(3)
+    entries[2]["textPayload"] = "x" * 5000
+    text = json.dumps(entries, indent=2)
+    data = text.replace('"insertId": "id-02"', '"insertId": "id-02', 1).encode()
+    out, ctx = _elements(data, chunk=512)
+    assert [json.loads(t)["insertId"] for _, _, t in out] == ["id-00", "id-01"]
+    (issue,) = ctx.issues
+    assert "malformed JSON element" in issue.reason
+    assert "the file ends before another element starts" in issue.reason
+    assert issue.offset == data.index(b'{\n    "insertId": "id-02')
+    assert ctx.counts.records == 3
+
+
+def test_the_next_element_is_found_beyond_the_block_of_the_fault() -> None:
+    entries = _log_entries(4)
+    entries[1]["textPayload"] = "y" * 20_000
+    data = json.dumps(entries, indent=2).replace('"id-01"', '"id-01', 1).encode()
+    out, ctx = _elements(data, chunk=1024)
+    assert [json.loads(t)["insertId"] for _, _, t in out] == ["id-00", "id-02", "id-03"]
+    (issue,) = ctx.issues
+    second = data.index(b'{\n    "insertId": "id-01')
+    third = data.index(b'{\n    "insertId": "id-02')
+    assert (issue.offset, issue.line) == (second, data[:second].count(b"\n") + 1)
+    next_line = data[:third].count(b"\n") + 1
+    assert f"read again from the next element, line {next_line}" in issue.reason
+    assert ctx.counts.records == 4

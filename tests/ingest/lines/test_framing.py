@@ -6,7 +6,13 @@ import pytest
 
 from analyzer.case.inputs import ReadOptions
 from analyzer.ingest.base import ReadContext
-from analyzer.ingest.lines.framing import LineChunk, iter_line_chunks, merge_chunks, take_lines
+from analyzer.ingest.lines.framing import (
+    LineChunk,
+    iter_line_chunks,
+    line_ends,
+    merge_chunks,
+    take_lines,
+)
 from analyzer.streams import Content, ExpansionBudget
 
 
@@ -123,3 +129,73 @@ def test_take_and_merge_round_trip() -> None:
     assert merged.text()[0].to_list() == chunk.text()[0].to_list()
     assert merged.offsets.tolist() == chunk.offsets.tolist() == [0, 4, 8, 14]
     assert merged.line_numbers.tolist() == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize(
+    ("head", "ends"),
+    [
+        pytest.param(b"one\rtwo\rthree", "cr", id="cr-only"),
+        pytest.param(b"one\ntwo\n", "lf", id="lf"),
+        pytest.param(b"one\r\ntwo\r\n", "lf", id="crlf"),
+        pytest.param(b"", "lf", id="empty"),
+        pytest.param(b"no line end at all", "lf", id="one-line"),
+        pytest.param(b"one\r" * 20 + b"last\r\n", "cr", id="cr-then-final-crlf"),
+        pytest.param(b"one\r" * 5 + b"two\n", "lf", id="not-ten-to-one"),
+        # tqdm: every redraw starts with \r, right after a \n (or first in the file).
+        pytest.param(b"epoch 1\n" + b"\r 10%|#   |" * 30 + b"\n", "lf", id="tqdm"),
+        pytest.param(b"\r 10%|#   |" * 30 + b"\ndone\n", "lf", id="tqdm-first"),
+        pytest.param(b"\r 10%|#   |" * 30, "cr", id="tqdm-alone"),
+        # Windows text mode writing "\r\n": a lone \r before each CRLF, as many as \n.
+        pytest.param(b"one\r\r\ntwo\r\r\n", "lf", id="cr-crlf"),
+    ],
+)
+def test_line_ends_are_decided_per_file(head: bytes, ends: str) -> None:
+    assert line_ends(head) == ends
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 2, 3, 7, 64, 1 << 20])
+def test_lone_cr_lines_survive_any_chunking(chunk_bytes: int) -> None:
+    """A file with lone-CR line ends (one CRLF among them, which a block boundary may split):
+    one line per CR, numbered and placed as in the file."""
+    lines = [f"line {i} {'é' * (i % 3)}".encode() for i in range(40)]
+    ends = [b"\r\n" if i == 17 else b"\r" for i in range(40)]
+    data = b"".join(line + end for line, end in zip(lines, ends, strict=True))
+    chunks, ctx = _chunks(data, chunk_bytes=chunk_bytes)
+    rows = _lines(chunks)
+    assert [text.encode() for _, _, text in rows] == lines
+    assert [line for line, _, _ in rows] == list(range(1, 41))
+    for _line, offset, text in rows:
+        assert data[offset:].startswith(text.encode() + b"\r")
+    assert ctx.issues == []
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 2, 3, 1 << 20])
+def test_doubled_returns_end_a_line_and_a_blank_one(chunk_bytes: int) -> None:
+    """Found by the long fuzz run: CRLF turned into CRCR (no LF at all): a block ending in
+    two CRs indexed past its end. Each CR ends a line; the second leaves a blank one."""
+    data = b"one\r\rtwo\r\r"
+    rows = _lines(_chunks(data, chunk_bytes=chunk_bytes)[0])
+    assert rows == [(1, 0, "one"), (2, 4, ""), (3, 5, "two"), (4, 9, "")]
+
+
+def test_lone_cr_file_without_a_final_line_end() -> None:
+    data = b"\xef\xbb\xbfone\rtwo\r\rthree"
+    rows = _lines(_chunks(data)[0])
+    assert rows == [(1, 3, "one"), (2, 7, "two"), (3, 11, ""), (4, 12, "three")]
+
+
+@pytest.mark.parametrize("ending", [b"\n", b"\r"], ids=["lf", "cr"])
+def test_a_small_truncated_gzip_notes_where_it_stopped(ending: bytes) -> None:
+    """The line ends are decided on the first 64 KiB, read ahead: a stream that breaks
+    within them is still noted at its last line and decoded byte, not at line 1."""
+    import gzip
+
+    original = b"".join(b"line %d" % i + ending for i in range(3000))
+    packed = gzip.compress(original)
+    content = Content(io.BytesIO(packed[: len(packed) // 2]), ExpansionBudget(), "x.gz")
+    ctx = ReadContext("x.gz", ReadOptions(chunk_bytes=4096))
+    rows = _lines(list(iter_line_chunks(content, ctx)))
+    assert len(rows) > 100
+    (issue,) = ctx.issues
+    assert "truncated" in issue.reason
+    assert (issue.line, issue.offset) == (rows[-1][0], content.decoder.decoded_bytes)
