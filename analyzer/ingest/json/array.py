@@ -82,7 +82,7 @@ def iter_elements(
 MAX_FAULTS: Final = 1000
 #: After a fault the rest of a block is framed in windows this large at first (doubling while
 #: no fault recurs), so that a fault costs a scan of a window, not of the whole block.
-_FAULT_WINDOW: Final = 64 << 10
+_FAULT_WINDOW: Final = 4 << 10
 
 
 @dataclass
@@ -212,7 +212,8 @@ class _Framer:
             self.unsure_end = True
             self._advance(data, newlines, fault.position, 1)
         elif not self._malformed(data, newlines, fault, line, final=final):
-            self.window = _FAULT_WINDOW
+            # Waiting for more of the stream: take it in growing windows.
+            self.window = _FAULT_WINDOW if self.window is None else self.window * 2
             return
         self.faults += 1
         rest = self.pending
