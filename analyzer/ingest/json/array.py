@@ -82,7 +82,7 @@ def iter_elements(
 MAX_FAULTS: Final = 1000
 #: After a fault the rest of a block is framed in windows this large at first (doubling while
 #: no fault recurs), so that a fault costs a scan of a window, not of the whole block.
-_FAULT_WINDOW: Final = 64 << 10
+_FAULT_WINDOW: Final = 4 << 10
 
 
 @dataclass
@@ -108,7 +108,8 @@ class _Framer:
     #: an element (the file may end without another ``]``, as when objects were pasted after
     #: an array), or a malformed element ran to the end of the file (its ``]`` with it).
     unsure_end: bool = False
-    queue: deque[memoryview] = field(default_factory=deque)
+    #: Bytes still to frame: the block, or after a fault the rest of it, cut in windows.
+    queue: deque[bytes | memoryview] = field(default_factory=deque)
 
     def __post_init__(self) -> None:
         self.cap = max(self.ctx.options.max_line_bytes, 1 << 20) * 4
@@ -124,7 +125,7 @@ class _Framer:
 
     def feed(self, block: bytes, *, final: bool = False) -> Iterator[ElementChunk]:
         """Frame one block of the stream (``final``: the last, which may be empty)."""
-        self.queue.append(memoryview(block))
+        self.queue.append(block)
         while self.queue:
             piece = self._next_piece()
             if self.skipping is not None:
@@ -151,9 +152,10 @@ class _Framer:
         head = self.queue[0]
         if self.window is None or len(head) <= self.window:
             self.queue.popleft()
-            return bytes(head)
-        self.queue[0] = head[self.window :]
-        return bytes(head[: self.window])
+            return head if isinstance(head, bytes) else bytes(head)
+        rest = memoryview(head)
+        self.queue[0] = rest[self.window :]
+        return bytes(rest[: self.window])
 
     def _frame(self, data: bytes, *, final: bool) -> Iterator[ElementChunk]:
         """Frame ``data`` (the carried bytes and a new piece): elements out, the rest carried.
@@ -210,14 +212,15 @@ class _Framer:
             self.unsure_end = True
             self._advance(data, newlines, fault.position, 1)
         elif not self._malformed(data, newlines, fault, line, final=final):
-            self.window = _FAULT_WINDOW
+            # Waiting for more of the stream: take it in growing windows.
+            self.window = _FAULT_WINDOW if self.window is None else self.window * 2
             return
         self.faults += 1
         rest = self.pending
         self.pending = b""
         self.window = _FAULT_WINDOW
         if rest:
-            self.queue.appendleft(memoryview(rest))
+            self.queue.appendleft(rest)
 
     def _malformed(
         self, data: bytes, newlines: IntArray, fault: Fault, line: int, *, final: bool

@@ -239,9 +239,11 @@ def _after_string(data: bytes, tok: Tokens) -> Fault | None:
     ends = tok.quotes[1::2]
     if not ends.size:
         return None
-    ends = ends[_depth_at(tok, ends) >= 2]
     following = _neighbour(np.frombuffer(data, dtype=np.uint8), ends, 1)
     bad = ends[~_AFTER_STRING[following]]
+    if bad.size:
+        # Strings between elements are junk, quarantined as such: only those inside count.
+        bad = bad[_depth_at(tok, bad) >= 2]
     if not bad.size:
         return None
     where = int(bad[0])
@@ -277,32 +279,52 @@ def _bad_open(data: bytes, tok: Tokens) -> Fault | None:
 
 
 def _bad_close(tok: Tokens) -> Fault | None:
-    """A close bracket inside an element that does not match the bracket it closes."""
-    inner = tok.closes & (tok.depth >= 2)
-    places = tok.positions[inner]
-    if not places.size:
+    """A close bracket inside an element that does not match the bracket it closes.
+
+    At each nesting level brackets alternate, open then close: sorted by level (a stable
+    sort, so in order within a level), each close follows the open it closes.
+    """
+    brackets = tok.opens | tok.closes
+    levels = np.where(tok.opens, tok.after, tok.depth)[brackets]
+    inner = levels >= 2
+    if not inner.any():
         return None
-    chars = tok.chars[inner]
-    container = _container(tok, places, tok.depth[inner])
+    levels = levels[inner]
+    chars = tok.chars[brackets][inner]
+    places = tok.positions[brackets][inner]
+    if int(levels.max()) < (1 << 15):
+        levels = levels.astype(np.int16)  # a stable sort of 16-bit keys is a radix sort
+    order = np.argsort(levels, kind="stable")
+    chars, levels, places = chars[order], levels[order], places[order]
+    closing = IS_CLOSE[chars]
+    paired = np.zeros(len(chars), dtype=np.bool_)
+    paired[1:] = closing[1:] & ~closing[:-1] & (levels[1:] == levels[:-1])
+    opener = np.zeros(len(chars), dtype=np.uint8)
+    opener[1:] = chars[:-1]
     wanted = np.where(chars == _CLOSE[0], _OPEN[0], _OPEN[1])
-    bad = np.flatnonzero((container != 0) & (container != wanted))
+    bad = np.flatnonzero(paired & (opener != wanted))
     if not bad.size:
         return None
-    index = int(bad[0])
+    index = int(bad[np.argmin(places[bad])])
     where = int(places[index])
-    what = f"'{chr(chars[index])}' closes a '{chr(container[index])}'"
+    what = f"'{chr(chars[index])}' closes a '{chr(opener[index])}'"
     return Fault("element", where, _element_start(tok, where), what)
 
 
 def _neighbour(buf: npt.NDArray[np.uint8], places: IntArray, step: int) -> npt.NDArray[np.uint8]:
     """The first non-blank byte after (``step`` 1) or before (-1) each place; 0 where there is
     none within :data:`_REACH` bytes or before the edge of the data."""
-    found = np.zeros(len(places), dtype=np.uint8)
     at = places + step
-    todo = np.arange(len(places))
+    inside = (at >= 0) & (at < len(buf))
+    found = np.zeros(len(places), dtype=np.uint8)
+    found[inside] = buf[at[inside]]
+    # Most neighbours are right there; the loop only follows the runs of blanks.
+    todo = np.flatnonzero(_BLANK[found])
+    found[todo] = 0
     for _ in range(_REACH):
         if not todo.size:
             break
+        at[todo] += step
         here = at[todo]
         inside = (here >= 0) & (here < len(buf))
         todo, here = todo[inside], here[inside]
@@ -310,7 +332,6 @@ def _neighbour(buf: npt.NDArray[np.uint8], places: IntArray, step: int) -> npt.N
         blank = _BLANK[byte]
         found[todo[~blank]] = byte[~blank]
         todo = todo[blank]
-        at[todo] += step
     return found
 
 

@@ -68,6 +68,24 @@ def line_ends(head: bytes) -> LineEnds:
     return "lf"
 
 
+def _read_ahead(blocks: Iterator[tuple[bytes, int]], into: list[tuple[bytes, int]]) -> None:
+    """Read blocks into ``into`` until they hold :data:`LINE_END_WINDOW` bytes or the end."""
+    seen = 0
+    while seen < LINE_END_WINDOW:
+        block = next(blocks, None)
+        if block is None:
+            return
+        into.append(block)
+        seen += len(block[0])
+
+
+def _handed_over(blocks: list[tuple[bytes, int]]) -> Iterator[tuple[bytes, int]]:
+    """The blocks of a list, each let go of as it is handed over (a block is up to
+    ``chunk_bytes``: the list must not keep the first one alive for the whole file)."""
+    while blocks:
+        yield blocks.pop(0)
+
+
 def _lone_cr_as_newline(blocks: Iterable[tuple[bytes, int]]) -> Iterator[tuple[bytes, int]]:
     """The blocks with every ``\\r`` not followed by ``\\n`` replaced by ``\\n``.
 
@@ -185,15 +203,9 @@ def iter_line_chunks(
         return next_line + ends, len(ahead) + sum(skipped for _, skipped in start)
 
     blocks: Iterator[tuple[bytes, int]] = decoded_blocks(stream, ctx, size, where)
-    seen = 0
-    while seen < LINE_END_WINDOW:
-        opening = next(blocks, None)
-        if opening is None:
-            break
-        start.append(opening)
-        seen += len(opening[0])
+    _read_ahead(blocks, start)
     ahead, start = start, []
-    blocks = itertools.chain(ahead, blocks)
+    blocks = itertools.chain(_handed_over(ahead), blocks)
     if ahead and line_ends(b"".join(block for block, _ in ahead)) == "cr":
         blocks = _lone_cr_as_newline(blocks)
     for block, skipped in blocks:
