@@ -197,8 +197,7 @@ class Bundle:
                 try:
                     st = full.lstat()
                 except OSError as exc:
-                    detail = f"gone before it could be read ({os_reason(exc)})"
-                    yield Member(rel, 0, None, "unreadable", detail=detail)
+                    yield _gone(rel, exc)
                     continue
                 if stat.S_ISLNK(st.st_mode):
                     yield directory_link(full, rel, real_root)
@@ -223,8 +222,7 @@ class Bundle:
         try:
             st = path.stat()
         except OSError as exc:
-            detail = f"gone before it could be read ({os_reason(exc)})"
-            yield Member(rel, 0, None, "unreadable", detail=detail)
+            yield _gone(rel, exc)
             return
         if is_collection_record(rel):
             # Hashed like any file on disk, so the bundle's content hash stays the sum of
@@ -525,3 +523,10 @@ class Bundle:
                 "likely nested archive bomb (raise --max-expansion to allow it)"
             )
         return None
+
+
+def _gone(rel: str, exc: OSError) -> Member:
+    """A file listed but removed (or made unreadable) before it could be read."""
+    return Member(
+        rel, 0, None, "unreadable", detail=f"gone before it could be read ({os_reason(exc)})"
+    )

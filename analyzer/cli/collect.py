@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -17,6 +18,7 @@ from analyzer.errors import UsageError
 
 if TYPE_CHECKING:
     from analyzer.api import CollectResult, RunSettings
+    from analyzer.cli.progress import CollectBars
 
 
 def _settings(
@@ -39,6 +41,27 @@ def _settings(
         total_cap=total_cap,
         redact=not no_redact,
     )
+
+
+def _script_or_collect(
+    script: Callable[[], str],
+    collect: Callable[[Path, CollectBars], CollectResult],
+    out: Path | None,
+    *,
+    print_commands: bool,
+    quiet: bool,
+) -> None:
+    """Print the commands, or run them into ``out`` with progress bars and report."""
+    if print_commands:
+        sys.stdout.write(script())
+        return
+    if out is None:
+        raise UsageError("collect needs -o BUNDLE_DIR (or --print-commands)")
+    from analyzer.cli.progress import CollectBars
+
+    with CollectBars(enabled=not quiet) as bars:
+        result = collect(out, bars)
+    _report(result)
 
 
 def _report(result: CollectResult) -> None:
@@ -119,16 +142,13 @@ def gke(
         context=context,
     )
     settings = _settings(concurrency, timeout, source_cap, total_cap, attempts, backoff, no_redact)
-    if print_commands:
-        sys.stdout.write(api.gke_script(target, settings))
-        return
-    if out is None:
-        raise UsageError("collect needs -o BUNDLE_DIR (or --print-commands)")
-    from analyzer.cli.progress import CollectBars
-
-    with CollectBars(enabled=not quiet) as bars:
-        result = api.collect_gke(target, out, settings, bars)
-    _report(result)
+    _script_or_collect(
+        lambda: api.gke_script(target, settings),
+        lambda bundle, bars: api.collect_gke(target, bundle, settings, bars),
+        out,
+        print_commands=print_commands,
+        quiet=quiet,
+    )
 
 
 def modelarts(
@@ -164,16 +184,13 @@ def modelarts(
         job_id=job_id, region=region, project_id=project_id, tasks=tuple(task_id or ())
     )
     settings = _settings(concurrency, timeout, source_cap, total_cap, attempts, backoff, no_redact)
-    if print_commands:
-        sys.stdout.write(api.modelarts_script(target, settings))
-        return
-    if out is None:
-        raise UsageError("collect needs -o BUNDLE_DIR (or --print-commands)")
-    from analyzer.cli.progress import CollectBars
-
-    with CollectBars(enabled=not quiet) as bars:
-        result = api.collect_modelarts(target, out, settings, bars)
-    _report(result)
+    _script_or_collect(
+        lambda: api.modelarts_script(target, settings),
+        lambda bundle, bars: api.collect_modelarts(target, bundle, settings, bars),
+        out,
+        print_commands=print_commands,
+        quiet=quiet,
+    )
 
 
 def verify(

@@ -12,7 +12,7 @@ from analyzer import api
 from analyzer.cli import app
 from analyzer.collect.record import read_results
 from tests.collect.fakes import FakeCloud, Rule
-from tests.collect.worlds import ModelArtsWorld
+from tests.collect.worlds import ModelArtsWorld, gke_target_args
 
 runner = CliRunner(env={"COLUMNS": "300"})
 
@@ -101,21 +101,7 @@ def test_no_pod_matching_is_an_error_that_says_where_to_look(
     fake_cloud: FakeCloud, tmp_path: Path
 ) -> None:
     fake_cloud.add(Rule("kubectl", ["get", "pods"], text='{"items": []}'))
-    args = [
-        "--project",
-        "p",
-        "--cluster",
-        "c",
-        "--location",
-        "us-east5",
-        "--namespace",
-        "ml",
-        "--jobset",
-        "gone",
-        "-o",
-        str(tmp_path / "b"),
-        "-q",
-    ]
+    args = [*gke_target_args("gone"), "-o", str(tmp_path / "b"), "-q"]
 
     result = runner.invoke(app, ["collect", "gke", *args])
 

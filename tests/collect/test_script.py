@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from analyzer import api
 from analyzer.cli import app
 from tests.collect.fakes import FakeCloud, Rule
-from tests.collect.worlds import GkeWorld, ModelArtsWorld
+from tests.collect.worlds import GkeWorld, ModelArtsWorld, gke_target_args
 from tests.helpers import read_table
 
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -142,19 +142,7 @@ def test_printing_needs_the_listing_and_says_so_when_it_fails(
             stderr='Error from server (Forbidden): pods is forbidden: User "x" cannot list resource "pods"\n',
         )
     )
-    args = [
-        "--project",
-        "p",
-        "--cluster",
-        "c",
-        "--location",
-        "us-east5",
-        "--namespace",
-        "ml",
-        "--jobset",
-        "j",
-        "--print-commands",
-    ]
+    args = [*gke_target_args("j"), "--print-commands"]
 
     result = runner.invoke(app, ["collect", "gke", *args])
 

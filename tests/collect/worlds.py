@@ -85,6 +85,12 @@ class GkeWorld:
         ]
 
 
+def gke_target_args(jobset: str) -> list[str]:
+    """``culprit collect gke`` arguments naming a workload of no particular world."""
+    names = ("--project", "p", "--cluster", "c", "--location", "us-east5", "--namespace", "ml")
+    return [*names, "--jobset", jobset]
+
+
 def _sink_entries(bundle: Path) -> list[dict[str, Any]]:
     entries = []
     for path in sorted((bundle / "gcs").rglob("*.json")):
