@@ -11,6 +11,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from benchmarks.ceilings import best_ceiling, describe_ceilings
 from benchmarks.report import Column, Report, Result, RowsFamily, RunFamily, markers
 from fixtures.sized import SIZED_LOGS
 
@@ -74,6 +75,21 @@ def describe_inflate(inflate: dict[str, Any]) -> str:
     return ", ".join(parts) or "none"
 
 
+def _ceilings_note(result: Result) -> str:
+    """The library ceilings measured over the same file in the same run, if any."""
+    described = describe_ceilings(result)
+    return (
+        f" Library ceilings over the same file (`benchmarks/ceilings.py`): {described}."
+        if described
+        else ""
+    )
+
+
+def _ceiling_cell(result: Result) -> str:
+    best = best_ceiling(result)
+    return "–" if best is None else f"{best['mib_per_s']:,.1f}"
+
+
 def _ingest_detail(report: Report, r: Result) -> str:
     c = r["counts"]
     _, cpu, load = _per_run(r["runs"], ".1f")
@@ -81,7 +97,7 @@ def _ingest_detail(report: Report, r: Result) -> str:
         f"* {r['input']}: {c['records']:,} lines -> {c['rows']:,} rows, {c['folded']:,} "
         f"folded, {c['quarantined']:,} quarantined, {c['duplicates']:,} duplicates; case "
         f"{r['case_mib']:,.0f} MiB on disk; CPU per run {cpu}; 1-minute load average before -> "
-        f"after each run {load}." + _compressed_note(r)
+        f"after each run {load}." + _compressed_note(r) + _ceilings_note(r)
     )
 
 
@@ -102,6 +118,7 @@ INGEST: Final = RowsFamily(
         Column("min s", "--:", _number("min_s", ".1f")),
         Column("max s", "--:", _number("max_s", ".1f")),
         Column("MiB/s", "--:", _number("mib_per_s", ".1f")),
+        Column("best library ceiling MiB/s", "--:", _ceiling_cell),
         Column("peak RSS MiB", "--:", _number("peak_rss_mib", ",.0f")),
     ),
     measured_at=2,

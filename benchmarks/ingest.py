@@ -27,6 +27,7 @@ from typing import Any, Final
 
 from analyzer import api
 from benchmarks import BENCHMARKS_DIR, MIB, measure, say
+from benchmarks.ceilings import measure_ceilings
 from benchmarks.families import INGEST, INPUT_NAMES, describe_inflate
 from benchmarks.report import add_recording_options, checked, finish, parser_for, recorded_command
 from fixtures.sized import SIZED_LOGS
@@ -319,6 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 say(f"decoding {path.name} to /dev/null x{args.runs} (baselines)")
                 inflate = measure_inflate(path, compression, args.runs, Path(workdir))
                 result.update(compressed_figures(result, compression, inflate))
+            result.update(measure_ceilings(name, path, args.runs, Path(workdir)))
             results.append(result)
     report = {
         **measure.run_stamp(INGEST.kind, command, args.runs),
@@ -329,7 +331,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "wall: perf_counter around launcher+child; peak RSS, CPU: rusage of the culprit "
             "process from os.wait4 in a small Python launcher; compressed inputs: MiB/s over "
             "the stored and over the decoded bytes, and bare decoders (python -c, output to "
-            "/dev/null) timed the same way over the same file"
+            "/dev/null) timed the same way over the same file; library ceilings "
+            "(python -m benchmarks.ceilings) timed the same way over the same file"
         ),
         **start.provenance(),
         "rss_budget_mib": RSS_BUDGET_MIB,

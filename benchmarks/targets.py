@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Final
 
 from benchmarks import MIB
+from benchmarks.ceilings import describe_ceilings
 from benchmarks.report import kind_of, stamp
 
 RUN: Final = "run"
@@ -269,6 +270,9 @@ def _ingest(name: str, goal: float | None) -> Reader:
                 f"{_size(int(result['bytes']))} stored ({stored[0]:,.1f} MB/s of stored "
                 f"bytes), {int(result['rows']):,} rows" + _inflate_note(result)
             )
+        described = describe_ceilings(result, MIB / MB, "MB/s")
+        if described:
+            detail += f"; library ceilings in the same run: {described}"
         met = None if goal is None else values[0] >= goal
         return _figure(report, file, values, _rate_text(values), met, detail, _runs(result))
 

@@ -459,3 +459,21 @@ def test_compressed_figures() -> None:
 def test_the_recorded_command_leaves_out_the_report_file() -> None:
     argv = ["--runs", "3", "--report-json", "/tmp/x.json", "--report-json=/tmp/y", "--no-record"]
     assert report.recorded_argv(argv) == ["--runs", "3", "--no-record"]
+
+
+def test_an_ingest_target_shows_the_library_ceilings_of_the_same_run() -> None:
+    run = {"seconds": 2.0, "peak_rss_mib": 1.0, "user_s": 1.5, "system_s": 0.5}
+    ceiling = {"label": "pyarrow `json.read_json`", "mib_per_s": 512.0, "runs": [run]}
+    files = {
+        "i.json": ingest_report(
+            "2026-12-01T10:00:00+00:00",
+            ingest_result("cloud_logging", GB_SIZE, [7.0, 6.5, 7.5], ceilings=[ceiling]),
+        ),
+        "r.json": run_report("2026-12-01T12:30:00+00:00", ["i.json"]),
+    }
+    cloud = by_key(targets.evaluate(files))["ingest-cloud_logging"].figure
+    assert cloud is not None
+    # 512 MiB/s is 536.9 MB/s; the target is still judged on culprit's own figure.
+    assert cloud.detail.endswith(
+        "; library ceilings in the same run: pyarrow `json.read_json` 536.9 MB/s (CPU 2.0 s)"
+    )

@@ -54,11 +54,13 @@ class FieldSpec:
         raw_paths, raw_index = _flatten(self.objects)
         object.__setattr__(self, "_index", index)
         object.__setattr__(self, "_raw_index", raw_index)
+        # Each JSON function parses the record again, so validity and type are not asked for
+        # every record: a record whose extraction succeeded is valid JSON (``f`` not null),
+        # and only the few whose extraction failed are classified (:data:`_CLASSIFY`).
         object.__setattr__(
             self,
             "_sql",
-            "SELECT json_valid(text) AS valid, try(json_type(text)) AS kind, "
-            f"try(json_extract_string(text, {_sql_list(paths)})) AS f, "
+            f"SELECT try(json_extract_string(text, {_sql_list(paths)})) AS f, "
             + (
                 f"try(CAST(json_extract(text, {_sql_list(raw_paths)}) AS VARCHAR[])) AS r "
                 if raw_paths
@@ -96,6 +98,12 @@ def _flatten(spec: dict[str, list[str]]) -> tuple[list[str], dict[str, list[int]
 
 
 _OBJECT: Final = "OBJECT"
+#: Whether records whose extraction failed are valid JSON objects after all (DuckDB's own
+#: answer, as for every record before; such a record keeps its row, with null fields).
+_CLASSIFY: Final = "SELECT json_valid(text) AS valid, try(json_type(text)) AS kind FROM entries"
+#: A record that parsed is an object exactly when its first byte past JSON whitespace (all
+#: DuckDB's parser skips) is ``{``.
+_OPENS_OBJECT: Final = r"^[ \t\r\n]*\{"
 
 
 def json_lines(
@@ -173,22 +181,38 @@ def extract(
     """
     if texts.len() == 0:
         return pl.DataFrame()
-    db = connection()
-    db.register("entries", pa.table({"text": texts.to_arrow()}))
-    try:
-        parsed = pl.from_arrow(db.sql(spec._sql).to_arrow_table())  # type: ignore[attr-defined]
-    finally:
-        db.unregister("entries")
-    assert isinstance(parsed, pl.DataFrame)
+    parsed = _query(spec._sql, texts)  # type: ignore[attr-defined]
     frame = parsed.with_columns(
         entry=texts,
         line=pl.Series(lines, dtype=pl.Int32),
         offset=pl.Series(offsets, dtype=pl.Int64),
     )
-    good = (frame["valid"] & (frame["kind"] == _OBJECT)).fill_null(False)
-    for line, offset, valid, text in (
+    valid = frame["f"].is_not_null()
+    good = valid & texts.str.contains(_OPENS_OBJECT)
+    if not valid.all():
+        failed = np.flatnonzero(~valid.to_numpy())
+        checked = _query(_CLASSIFY, texts.gather(failed))
+        valid = valid.clone().scatter(failed, checked["valid"].fill_null(False))
+        is_object = (checked["valid"] & (checked["kind"] == _OBJECT)).fill_null(False)
+        good = good.scatter(failed, is_object)
+    if good.all():  # the usual case: no copy of the chunk's columns
+        return frame.with_columns(spec.columns()).drop("f", "r")
+    frame = frame.with_columns(valid.alias("valid"))
+    for line, offset, is_valid, text in (
         frame.filter(~good).select("line", "offset", "valid", "entry").iter_rows()
     ):
-        reason = "not valid JSON" if not valid else f"JSON value is not an object ({what})"
+        reason = "not valid JSON" if not is_valid else f"JSON value is not an object ({what})"
         ctx.drop(line, offset, reason, text.encode()[:4096])
-    return frame.filter(good).with_columns(spec.columns()).drop("valid", "kind", "f", "r")
+    return frame.filter(good).with_columns(spec.columns()).drop("valid", "f", "r")
+
+
+def _query(sql: str, texts: pl.Series) -> pl.DataFrame:
+    """``sql`` over the records ``texts`` (the table ``entries``, column ``text``)."""
+    db = connection()
+    db.register("entries", pa.table({"text": texts.to_arrow()}))
+    try:
+        parsed = pl.from_arrow(db.sql(sql).to_arrow_table())
+    finally:
+        db.unregister("entries")
+    assert isinstance(parsed, pl.DataFrame)
+    return parsed

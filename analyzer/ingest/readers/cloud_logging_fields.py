@@ -168,8 +168,12 @@ def _stream_log() -> pl.Expr:
 
 def _with_message(frame: pl.DataFrame) -> pl.DataFrame:
     """``_message`` (the entry's text, whatever payload holds it), ``_ts`` (the envelope's
-    time) and ``_anchor`` (the date that gives year-less stamps inside the payload a year)."""
-    envelope_ts = rfc3339(pl.col("timestamp"))
+    time), ``_received`` (when Cloud Logging received it) and ``_anchor`` (the date that gives
+    year-less stamps inside the payload a year)."""
+    # Parsed once into columns: an eager frame evaluates an expression again at every use.
+    frame = frame.with_columns(
+        rfc3339(pl.col("timestamp")).alias("_ts"), rfc3339(pl.col("receive")).alias("_received")
+    )
     text_message = pl.col("text_payload").str.replace(r"\r?\n$", "")
     event_message = pl.when(_is_event() & pl.col("j_reason").is_not_null()).then(
         pl.concat_str([pl.col("j_reason"), pl.lit(": "), pl.col("j_message").fill_null("")])
@@ -198,8 +202,7 @@ def _with_message(frame: pl.DataFrame) -> pl.DataFrame:
     )
     return frame.with_columns(
         message.alias("_message"),
-        envelope_ts.alias("_ts"),
-        pl.coalesce(envelope_ts, rfc3339(pl.col("receive"))).dt.date().alias("_anchor"),
+        pl.coalesce("_ts", "_received").dt.date().alias("_anchor"),
     )
 
 
@@ -239,14 +242,24 @@ def _with_fold_keys(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _canonical(frame: pl.DataFrame, framing: str) -> pl.DataFrame:
     """The canonical columns of the (folded) entries, one expression per column."""
-    # Structured kubelet messages name the pod as pod="namespace/name" (formats.md §2.2).
-    kubelet_named = k8s.kubelet_pod(pl.col("in_message"))
-    pod = pl.coalesce(
-        pl.col("r_pod"),
-        pl.when(pl.col("j_obj_kind") == "Pod").then(pl.col("j_obj_name")),
-        kubelet_named.struct.field("name"),
+    # Values several columns use are computed once, as columns (an eager frame evaluates an
+    # expression again at every use). Structured kubelet messages name the pod as
+    # pod="namespace/name" (formats.md §2.2).
+    frame = frame.with_columns(
+        k8s.kubelet_pod(pl.col("in_message")).alias("_kubelet_pod"),
+        *[severity_expr(pl.col(column)).alias(f"_level_{column}") for column in _LEVELS],
     )
-    pod_parts = k8s.pod_parts(pod)
+    kubelet_named = pl.col("_kubelet_pod")
+    frame = frame.with_columns(
+        pl.coalesce(
+            pl.col("r_pod"),
+            pl.when(pl.col("j_obj_kind") == "Pod").then(pl.col("j_obj_name")),
+            kubelet_named.struct.field("name"),
+        ).alias("_pod")
+    )
+    pod = pl.col("_pod")
+    frame = frame.with_columns(k8s.pod_parts(pod).alias("_pod_parts"))
+    pod_parts = pl.col("_pod_parts")
     severity, origin = _severity()
     ts, quality = _timestamp()
     return frame.select(
@@ -315,7 +328,7 @@ def _source() -> pl.Expr:
 def _timestamp() -> tuple[pl.Expr, pl.Expr]:
     """``ts`` and ``ts_quality``: the envelope's time, else the payload's own stamp, else the
     time Cloud Logging received the entry."""
-    ts = pl.coalesce(pl.col("_ts"), pl.col("in_ts"), rfc3339(pl.col("receive")))
+    ts = pl.coalesce(pl.col("_ts"), pl.col("in_ts"), pl.col("_received"))
     quality = (
         pl.when(pl.col("_ts").is_not_null())
         .then(pl.lit("exact"))
@@ -327,14 +340,18 @@ def _timestamp() -> tuple[pl.Expr, pl.Expr]:
     return ts, quality
 
 
+#: The levels an entry may carry, most trusted first: the payload's own, the JSON payload's,
+#: journald's PRIORITY, the entry's (``_canonical`` maps each onto the scale as ``_level_*``).
+_LEVELS: Final = ("in_level", "j_severity", "j_priority", "severity")
+
+
 def _severity() -> tuple[pl.Expr, pl.Expr]:
     """``severity`` and where it came from (for ``extra``): the payload's own level first,
     because GKE marks every stderr line ERROR, then the JSON payload's, journald's PRIORITY,
     and last the entry's."""
-    payload_level = severity_expr(pl.col("in_level"))
-    json_level = severity_expr(pl.col("j_severity"))
-    priority_level = severity_expr(pl.col("j_priority"))
-    entry_level = severity_expr(pl.col("severity"))
+    payload_level, json_level, priority_level, entry_level = (
+        pl.col(f"_level_{column}") for column in _LEVELS
+    )
     origin = (
         pl.when(payload_level.is_not_null())
         .then(pl.lit("payload"))

@@ -1,12 +1,15 @@
-"""JSON-lines framing: which lines are blank."""
+"""JSON-lines framing (which lines are blank) and the extraction of fields from records."""
 
 from __future__ import annotations
 
 import io
 
+import numpy as np
+import polars as pl
+
 from analyzer.case.inputs import ReadOptions
 from analyzer.ingest.base import ReadContext
-from analyzer.ingest.json.fields import _blank_lines
+from analyzer.ingest.json.fields import FieldSpec, _blank_lines, extract
 from analyzer.ingest.lines.framing import iter_line_chunks
 
 
@@ -19,3 +22,59 @@ def test_blank_json_lines_are_those_strip_empties() -> None:
     expected = (text.str.strip_chars().str.len_bytes() == 0).to_list()
     assert _blank_lines(chunk, text).tolist() == expected
     assert expected == [False, True, True, True, False, True, False, False, True]
+
+
+_SPEC = FieldSpec({"a": ["$.a"], "b": ["$.x.b", "$.b"]}, {"x": ["$.x"]})
+
+
+def test_extract_keeps_objects_and_quarantines_the_rest_with_reasons() -> None:
+    """Validity and type are asked of DuckDB only for records whose extraction failed: the
+    rows and the reasons are those DuckDB's json_valid/json_type give for every record."""
+    records = {
+        '{"a":"1","x":{"b": 2}}': "row",
+        ' \t{"a":"2"}\r': "row",
+        '{"a":3,}': "row",  # DuckDB's parser takes a trailing comma
+        '{"b":"4","a":null}': "row",
+        "[1,2]": "not an object",
+        '"text"': "not an object",
+        "42": "not an object",
+        "null": "not an object",
+        "\ufeff{}": "not valid",
+        "\x0b{}": "not valid",
+        '{"a":1} junk': "not valid",
+        '{"a":': "not valid",
+        "{'a':1}": "not valid",
+        '{"a":"\\ud800"}': "not valid",
+    }
+    texts = pl.Series("text", list(records))
+    ctx = ReadContext("x", ReadOptions())
+    lines = np.arange(1, len(records) + 1, dtype=np.int32)
+    offsets = np.arange(len(records), dtype=np.int64) * 100
+    frame = extract(_SPEC, texts, lines, offsets, ctx, "thing")
+    expected_rows = [i + 1 for i, what in enumerate(records.values()) if what == "row"]
+    assert frame["line"].to_list() == expected_rows
+    assert frame["a"].to_list() == ["1", "2", "3", None]
+    assert frame["b"].to_list() == ["2", None, None, "4"]
+    assert frame["raw_x"].to_list() == ['{"b":2}', None, None, None]
+    assert frame.columns[:3] == ["entry", "line", "offset"]
+    reasons = {issue.line: issue.reason for issue in ctx.issues}
+    for line, what in enumerate(records.values(), start=1):
+        if what == "not valid":
+            assert reasons.pop(line) == "not valid JSON"
+        elif what == "not an object":
+            assert reasons.pop(line) == "JSON value is not an object (thing)"
+    assert reasons == {}
+    # Nothing lost: every record is a row or a quarantine entry.
+    assert frame.height + ctx.counts.dropped == len(records)
+
+
+def test_extract_of_only_good_records_keeps_them_all() -> None:
+    texts = pl.Series("text", ['{"a":"1"}', '{"x":{"b":"2"}}'])
+    ctx = ReadContext("x", ReadOptions())
+    lines = np.array([1, 2], dtype=np.int32)
+    frame = extract(_SPEC, texts, lines, np.array([0, 10], dtype=np.int64), ctx, "thing")
+    assert frame.select("line", "offset", "a", "b").rows() == [
+        (1, 0, "1", None),
+        (2, 10, None, "2"),
+    ]
+    assert ctx.issues == []

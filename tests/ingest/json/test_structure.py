@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from analyzer.ingest.json.structure import first_fault, tokens
+from analyzer.ingest.json.structure import ScanState, first_fault, scan, tokens
 
 
 def _fault(data: bytes, depth: int = 1, *, objects: bool = False) -> tuple[str, int, int] | None:
@@ -53,3 +53,61 @@ def test_a_stretch_of_strings_alone_is_checked_without_structure() -> None:
     assert _fault(b'\n"junk\nmore"\n', objects=True) == ("element", 6, 1)
     assert _fault(b'"a" "b"') is None  # strings between elements: junk, quarantined as such
     assert _fault(b'"a" "b"', depth=2) == ("element", 2, 2)
+
+
+def _reference_scan(block: bytes, state: ScanState) -> tuple[list[int], ScanState]:
+    """The structural characters outside strings, byte by byte (the specification). An odd
+    run of backslashes escapes the quote after it wherever it is (outside strings valid JSON
+    has none), and hides nothing else outside a string."""
+    depth, in_string, escaped = state.depth, state.in_string, state.escaped
+    found = []
+    for position, byte in enumerate(block):
+        if byte == 92 and not escaped:
+            escaped = True
+            continue
+        if byte == 34 and not escaped:
+            in_string = not in_string
+        elif not in_string and byte in b"{[}],":
+            found.append(position)
+            depth += 1 if byte in b"{[" else -1 if byte in b"}]" else 0
+        escaped = False
+    # An escape is carried into the next block only inside a string.
+    return found, ScanState(depth, in_string, escaped and in_string)
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        b'{"a": "x\\"y", "b": "\\\\", "c": "\\\\\\"", "d": [1]}',
+        b'"\\\\\\\\"}, {"e": "\\"',  # runs of backslashes of every parity before a quote
+        b'\\", "f": 1}',  # starts inside an escape carried from the last block
+        b'{"g": "ends in an escape \\',
+        b'{"h": "ends after an escaped backslash \\\\',
+        b"\\",
+    ],
+)
+@pytest.mark.parametrize("in_string", [False, True])
+@pytest.mark.parametrize("escaped", [False, True])
+def test_scan_finds_the_structure_outside_strings(
+    block: bytes, in_string: bool, escaped: bool
+) -> None:
+    if escaped and not in_string:
+        pytest.skip("an escape is carried only inside a string")
+    state = ScanState(1, in_string, escaped)
+    expected, expected_state = _reference_scan(block, ScanState(1, in_string, escaped))
+    positions, _, _ = scan(block, state)
+    assert positions.tolist() == expected
+    assert state == expected_state
+
+
+def test_scan_agrees_with_the_byte_by_byte_reading_on_random_blocks() -> None:
+    rng = np.random.default_rng(7)
+    alphabet = np.frombuffer(b'"\\{}[],a \n', dtype=np.uint8)
+    for _ in range(2000):
+        # (An empty block drops an escape carried into it; the framing never scans one.)
+        block = bytes(rng.choice(alphabet, size=int(rng.integers(1, 30))))
+        for in_string, escaped in ((False, False), (True, False), (True, True)):
+            state = ScanState(0, in_string, escaped)
+            expected, expected_state = _reference_scan(block, ScanState(0, in_string, escaped))
+            assert scan(block, state)[0].tolist() == expected, block
+            assert state == expected_state, block
