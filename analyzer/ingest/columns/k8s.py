@@ -28,8 +28,18 @@ _EXIT_CODE: Final = r"\bexitCode=(-?\d+)"
 def kubelet_pod(message: pl.Expr) -> pl.Expr:
     """Struct with ``ns`` and ``name`` of the pod a structured kubelet message names
     (``pod="ns/name"``, or a one-pod list ``pods=["ns/name"]``)."""
-    one = message.str.extract_groups(KUBELET_POD)
-    listed = message.str.extract_groups(_KUBELET_PODS)
+    return named_pod(*kubelet_pod_matches(message))
+
+
+def kubelet_pod_matches(message: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """The two matches :func:`kubelet_pod` combines (``pod="…"``, ``pods=[…]``): structs of
+    ``ns`` and ``name``, to be kept as columns where an eager frame would otherwise run each
+    regex twice."""
+    return message.str.extract_groups(KUBELET_POD), message.str.extract_groups(_KUBELET_PODS)
+
+
+def named_pod(one: pl.Expr, listed: pl.Expr) -> pl.Expr:
+    """The pod of :func:`kubelet_pod` from its two matches."""
     return pl.struct(
         pl.coalesce(one.struct.field("ns"), listed.struct.field("ns")).alias("ns"),
         pl.coalesce(one.struct.field("name"), listed.struct.field("name")).alias("name"),
