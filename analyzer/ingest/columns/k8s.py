@@ -88,6 +88,11 @@ def describe_subjects(lines: pl.LazyFrame) -> pl.LazyFrame:
     ``lines`` needs ``text``, ``grammar``, ``pod``, ``host`` and ``batch_file`` (blocks never
     run from one file into the next)."""
     text = pl.col("text")
+    event = pl.col("grammar").str.starts_with("kubectl").fill_null(False)
+    # Without a block or an event table, no line changes: the windows below cost a group-by
+    # each, and most text has neither.
+    if not lines.select((text.str.contains(_DESCRIBE_NAME) | event).any()).collect().item():
+        return lines
     block = text.str.contains(_DESCRIBE_NAME).cast(pl.UInt32).cum_sum().over("batch_file")
     within = ["batch_file", "_block"]
     marked = lines.with_columns(block.alias("_block")).with_columns(
@@ -101,7 +106,6 @@ def describe_subjects(lines: pl.LazyFrame) -> pl.LazyFrame:
     in_block = pl.col("_block") > 0
     is_pod = in_block & pl.col("_is_pod") & pl.col("_name").is_not_null()
     is_node = in_block & ~pl.col("_is_pod") & pl.col("_is_node") & pl.col("_name").is_not_null()
-    event = pl.col("grammar").str.starts_with("kubectl").fill_null(False)
     return marked.with_columns(
         pl.coalesce(
             pl.col("pod"),
