@@ -98,15 +98,27 @@ def parse_lines(
     for grammar in _present(frame, grammars):
         if remaining.height == 0:
             break
-        groups = remaining["rest"].str.extract_groups(grammar.prefix)
-        hit = groups.struct.field("all").is_not_null()
+        rest = remaining["rest"]
+        groups = None
+        if _mostly_unmatched(rest, grammar.prefix):
+            # Whether it matches first (no captures: about half the cost), the groups only of
+            # the lines it matches.
+            hit = rest.str.contains(grammar.prefix)
+        else:
+            groups = rest.str.extract_groups(grammar.prefix)
+            hit = groups.struct.field("all").is_not_null()
         if grammar.after_timestamp:
             hit = hit & remaining["wrap_ts"].is_not_null()
         if hit.any():
+            matched = remaining.filter(hit)
+            found = (
+                matched["rest"].str.extract_groups(grammar.prefix)
+                if groups is None
+                else groups.filter(hit)
+            )
             # Group values get a prefix so a group named like a column (rank) cannot clobber it.
-            found = groups.filter(hit)
             found = found.struct.rename_fields([f"g_{name}" for name in found.struct.fields])
-            matched = remaining.filter(hit).with_columns(found.struct.unnest())
+            matched = matched.with_columns(found.struct.unnest())
             matched = matched.with_columns(
                 pl.col("rest").str.slice(pl.col("g_all").str.len_chars()).alias("g_msg")
             )
@@ -114,6 +126,19 @@ def parse_lines(
             remaining = remaining.filter(~hit)
     parts.append(_finish(remaining, None, tz))
     return pl.concat(parts, how="vertical").sort("_row").drop("_row")
+
+
+#: Lines of an even sample that tell whether a grammar matches most lines of a chunk.
+_SAMPLE: Final = 256
+
+
+def _mostly_unmatched(rest: pl.Series, prefix: str) -> bool:
+    """Whether fewer than half of an even sample of ``rest`` match ``prefix``: then the lines
+    it matches are found without captures first (the choice only changes the cost)."""
+    if rest.len() < 4 * _SAMPLE:
+        return False
+    sample = rest.gather_every(rest.len() // _SAMPLE)
+    return bool(sample.str.contains(prefix).mean() < 0.5)  # type: ignore[operator]
 
 
 #: Below this many lines, the grammars no line matches are found in one query first: a small
