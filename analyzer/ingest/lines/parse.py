@@ -202,7 +202,13 @@ def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFram
 
     kind = grammar.stamp if grammar is not None else "none"
     own_ts = _own_timestamp(part, grammar, tz) if kind != "none" and part.height else None
-    wrap_ts = tsp.rfc3339(pl.col("wrap_ts"))
+    # Parsed once into a column (the select below uses it three times); most files have no
+    # timestamp wrappers at all.
+    if part["wrap_ts"].null_count() == part.height:
+        wrap_ts = pl.lit(None, dtype=pl.Datetime("ns", "UTC"))
+    else:
+        part = part.with_columns(tsp.rfc3339(pl.col("wrap_ts")).alias("_wrap_ts"))
+        wrap_ts = pl.col("_wrap_ts")
     if own_ts is None:
         own = pl.lit(None, dtype=pl.Datetime("ns", "UTC"))
         own_quality = pl.lit(None, dtype=pl.String)
