@@ -175,21 +175,26 @@ def _peel_wrappers(frame: pl.DataFrame) -> pl.DataFrame:
             *[pl.lit(None, dtype=pl.String).alias(name) for name in _WRAPPED if name != "rank"],
             pl.lit(None, dtype=pl.Int32).alias("rank"),
         )
-    query = frame.lazy()
     for pattern, fields in (
         (KUBECTL_PREFIX, {"pod": "pod", "container": "container"}),
         (TIMESTAMP_PREFIX, {"rfc": "wrap_ts", "stream": "stream", "tag": "cri_tag"}),
         (PROCESS_PREFIX, {"ip": "wrap_host"}),
         (RANK_PREFIX, {"rank": "rank"}),
     ):
-        query = query.with_columns(pl.col("rest").str.extract_groups(pattern).alias("_w"))
-        query = query.with_columns(
+        if not frame["rest"].str.contains(pattern).any():
+            # A wrapper no line has costs one match per line instead of a capture and a copy.
+            frame = frame.with_columns(
+                pl.lit(None, dtype=pl.String).alias(column) for column in fields.values()
+            )
+            continue
+        frame = frame.with_columns(pl.col("rest").str.extract_groups(pattern).alias("_w"))
+        frame = frame.with_columns(
             *[pl.col("_w").struct.field(group).alias(column) for group, column in fields.items()],
             pl.col("rest")
             .str.slice(pl.col("_w").struct.field("all").str.len_chars().fill_null(0))
             .alias("rest"),
         ).drop("_w")
-    return query.with_columns(pl.col("rank").cast(pl.Int32, strict=False)).collect()
+    return frame.with_columns(pl.col("rank").cast(pl.Int32, strict=False))
 
 
 def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFrame:
