@@ -170,7 +170,8 @@ def host_expr(raw: pl.Expr) -> pl.Expr:
         .str.to_lowercase()
         .str.replace(_HOST_SUFFIX, "")
     )
-    return pl.when(host.str.len_bytes() > 0).then(host).otherwise(None)
+    # replace, not when/then: an eager select would compute ``host`` once per reference.
+    return host.replace("", None)
 
 
 def normalize_host(raw: str | None) -> str | None:

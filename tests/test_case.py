@@ -52,6 +52,23 @@ def test_case_layout_and_metadata(ingest_case: Ingest) -> None:
     assert all(len(sha) == 64 for sha in files["sha256"])
 
 
+def test_row_files_use_dictionaries_and_statistics_where_they_serve(ingest_case: Ingest) -> None:
+    """Repeated strings are dictionary-encoded, free text is not (a dictionary of messages
+    only overflows), and nothing keeps statistics of free text; every column still reads
+    back with its canonical type."""
+    case = ingest_case(EXAMPLE)
+    for part in (case / "rows").glob("*.parquet"):
+        meta = pq.ParquetFile(part).metadata
+        columns = {
+            meta.schema.column(i).name: meta.row_group(0).column(i) for i in range(meta.num_columns)
+        }
+        assert "RLE_DICTIONARY" in columns["host"].encodings
+        assert "RLE_DICTIONARY" not in columns["message"].encodings
+        assert not columns["message"].is_stats_set
+        assert columns["ts"].is_stats_set
+        assert pq.read_table(part).schema.remove_metadata() == CANONICAL_SCHEMA
+
+
 def test_duplicate_entries_are_dropped_and_listed(ingest_case: Ingest) -> None:
     case = ingest_case(EXAMPLE)
     duplicates = read_table(case, "duplicates")

@@ -2,6 +2,10 @@
 
 Built with string concatenation over whole columns, because it runs on every row: only free
 text goes through a JSON encoder, values known to need no escaping are quoted directly.
+
+An eager ``select`` evaluates an expression again wherever it is used, so each field's value
+is referenced once where null propagation allows it (``token``, ``number``, ``raw``), and the
+joined members once: a value that costs (a regex over messages) is best passed as a column.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ Kind = Literal["text", "token", "number", "bool", "raw", "members"]
 
 def _value(value: pl.Expr, kind: Kind) -> pl.Expr:
     if kind == "text":
+        # ``{"v":…}`` without its wrapper (one reference to the encoding).
         encoded = pl.struct(value.alias("v")).struct.json_encode()
-        return encoded.str.slice(5, encoded.str.len_chars() - 6)
+        return encoded.str.slice(5).str.strip_suffix("}")
     if kind == "token":
         return pl.concat_str([pl.lit('"'), value, pl.lit('"')])
     if kind == "bool":
@@ -29,37 +34,59 @@ def _value(value: pl.Expr, kind: Kind) -> pl.Expr:
     return value.cast(pl.String)
 
 
+def _member(key: str, value: pl.Expr, kind: Kind) -> pl.Expr:
+    """``,"key":value``, null where ``value`` is null."""
+    if kind == "members":
+        inner = value.str.slice(1, value.str.len_chars() - 2)
+        keep = value.is_not_null() & (inner.str.len_bytes() > 0)
+        return pl.when(keep).then(pl.concat_str([pl.lit(","), inner]))
+    prefix = pl.lit("," + json.dumps(key) + ":")
+    if kind in ("token", "number", "raw"):
+        # concat_str is null where the value is: no second reference to it.
+        return pl.concat_str([prefix, _value(value, kind)])
+    return pl.when(value.is_not_null()).then(pl.concat_str([prefix, _value(value, kind)]))
+
+
+def members(fields: list[tuple[str, pl.Expr, Kind]]) -> pl.Expr:
+    """The non-null ``fields`` (key, value, kind) as JSON members, in the given order, each
+    with a leading comma: ``,"a":1,"b":"x"``, or the empty string when every field is null."""
+    return pl.concat_str([_member(*field) for field in fields], ignore_nulls=True)
+
+
 def compact_json(fields: list[tuple[str, pl.Expr, Kind]]) -> pl.Expr:
     """A JSON object of the non-null ``fields`` (key, value, kind) per row, in the given
     order; null when every field is null."""
-    parts = []
-    for key, value, kind in fields:
-        if kind == "members":
-            inner = value.str.slice(1, value.str.len_chars() - 2)
-            keep = value.is_not_null() & (inner.str.len_bytes() > 0)
-            parts.append(pl.when(keep).then(pl.concat_str([pl.lit(","), inner])))
-            continue
-        prefix = pl.lit("," + json.dumps(key) + ":")
-        parts.append(
-            pl.when(value.is_not_null()).then(pl.concat_str([prefix, _value(value, kind)]))
-        )
-    joined = pl.concat_str(parts, ignore_nulls=True)
-    return pl.when(joined.str.len_bytes() > 0).then(
-        pl.concat_str([pl.lit("{"), joined.str.slice(1), pl.lit("}")])
-    )
+    # A member is never a lone comma, so "{}" means that no field was set.
+    wrapped = pl.concat_str([pl.lit("{"), members(fields).str.slice(1), pl.lit("}")])
+    return wrapped.replace("{}", None)
 
 
-def append_json(extra: pl.Expr, fields: list[tuple[str, pl.Expr, Kind]]) -> pl.Expr:
-    """``extra`` (a JSON object or null) with the non-null ``fields`` appended."""
-    more = compact_json(fields)
+def append_members(extra: pl.Expr, more: pl.Expr) -> pl.Expr:
+    """``extra`` (a JSON object or null) with ``more`` (what :func:`members` writes) appended.
+
+    Both are referenced more than once: pass columns, not costly expressions.
+    """
     return (
-        pl.when(extra.is_null())
-        .then(more)
-        .when(more.is_null())
+        pl.when(more == "")
         .then(extra)
+        .when(extra.is_null())
+        .then(pl.concat_str([pl.lit("{"), more.str.slice(1), pl.lit("}")]))
         .otherwise(
-            pl.concat_str(
-                [extra.str.slice(0, extra.str.len_chars() - 1), pl.lit(","), more.str.slice(1)]
-            )
+            pl.concat_str([extra.str.slice(0, extra.str.len_chars() - 1), more, pl.lit("}")])
         )
     )
+
+
+def with_members(
+    frame: pl.DataFrame, fields: list[tuple[str, pl.Expr, Kind]], name: str
+) -> pl.DataFrame:
+    """``frame`` with a column ``name`` holding :func:`members` of ``fields``, each value
+    computed once (as a column of its own first, dropped afterwards)."""
+    staged = [f"_{name}_{index}" for index in range(len(fields))]
+    frame = frame.with_columns(
+        value.alias(column) for (_, value, _), column in zip(fields, staged, strict=True)
+    )
+    spelled = [
+        (key, pl.col(column), kind) for (key, _, kind), column in zip(fields, staged, strict=True)
+    ]
+    return frame.with_columns(members(spelled).alias(name)).drop(staged)

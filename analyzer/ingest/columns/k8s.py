@@ -28,8 +28,18 @@ _EXIT_CODE: Final = r"\bexitCode=(-?\d+)"
 def kubelet_pod(message: pl.Expr) -> pl.Expr:
     """Struct with ``ns`` and ``name`` of the pod a structured kubelet message names
     (``pod="ns/name"``, or a one-pod list ``pods=["ns/name"]``)."""
-    one = message.str.extract_groups(KUBELET_POD)
-    listed = message.str.extract_groups(_KUBELET_PODS)
+    return named_pod(*kubelet_pod_matches(message))
+
+
+def kubelet_pod_matches(message: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """The two matches :func:`kubelet_pod` combines (``pod="…"``, ``pods=[…]``): structs of
+    ``ns`` and ``name``, to be kept as columns where an eager frame would otherwise run each
+    regex twice."""
+    return message.str.extract_groups(KUBELET_POD), message.str.extract_groups(_KUBELET_PODS)
+
+
+def named_pod(one: pl.Expr, listed: pl.Expr) -> pl.Expr:
+    """The pod of :func:`kubelet_pod` from its two matches."""
     return pl.struct(
         pl.coalesce(one.struct.field("ns"), listed.struct.field("ns")).alias("ns"),
         pl.coalesce(one.struct.field("name"), listed.struct.field("name")).alias("name"),
@@ -78,6 +88,11 @@ def describe_subjects(lines: pl.LazyFrame) -> pl.LazyFrame:
     ``lines`` needs ``text``, ``grammar``, ``pod``, ``host`` and ``batch_file`` (blocks never
     run from one file into the next)."""
     text = pl.col("text")
+    event = pl.col("grammar").str.starts_with("kubectl").fill_null(False)
+    # Without a block or an event table, no line changes: the windows below cost a group-by
+    # each, and most text has neither.
+    if not lines.select((text.str.contains(_DESCRIBE_NAME) | event).any()).collect().item():
+        return lines
     block = text.str.contains(_DESCRIBE_NAME).cast(pl.UInt32).cum_sum().over("batch_file")
     within = ["batch_file", "_block"]
     marked = lines.with_columns(block.alias("_block")).with_columns(
@@ -91,7 +106,6 @@ def describe_subjects(lines: pl.LazyFrame) -> pl.LazyFrame:
     in_block = pl.col("_block") > 0
     is_pod = in_block & pl.col("_is_pod") & pl.col("_name").is_not_null()
     is_node = in_block & ~pl.col("_is_pod") & pl.col("_is_node") & pl.col("_name").is_not_null()
-    event = pl.col("grammar").str.starts_with("kubectl").fill_null(False)
     return marked.with_columns(
         pl.coalesce(
             pl.col("pod"),

@@ -98,15 +98,27 @@ def parse_lines(
     for grammar in _present(frame, grammars):
         if remaining.height == 0:
             break
-        groups = remaining["rest"].str.extract_groups(grammar.prefix)
-        hit = groups.struct.field("all").is_not_null()
+        rest = remaining["rest"]
+        groups = None
+        if _mostly_unmatched(rest, grammar.prefix):
+            # Whether it matches first (no captures: about half the cost), the groups only of
+            # the lines it matches.
+            hit = rest.str.contains(grammar.prefix)
+        else:
+            groups = rest.str.extract_groups(grammar.prefix)
+            hit = groups.struct.field("all").is_not_null()
         if grammar.after_timestamp:
             hit = hit & remaining["wrap_ts"].is_not_null()
         if hit.any():
+            matched = remaining.filter(hit)
+            found = (
+                matched["rest"].str.extract_groups(grammar.prefix)
+                if groups is None
+                else groups.filter(hit)
+            )
             # Group values get a prefix so a group named like a column (rank) cannot clobber it.
-            found = groups.filter(hit)
             found = found.struct.rename_fields([f"g_{name}" for name in found.struct.fields])
-            matched = remaining.filter(hit).with_columns(found.struct.unnest())
+            matched = matched.with_columns(found.struct.unnest())
             matched = matched.with_columns(
                 pl.col("rest").str.slice(pl.col("g_all").str.len_chars()).alias("g_msg")
             )
@@ -114,6 +126,19 @@ def parse_lines(
             remaining = remaining.filter(~hit)
     parts.append(_finish(remaining, None, tz))
     return pl.concat(parts, how="vertical").sort("_row").drop("_row")
+
+
+#: Lines of an even sample that tell whether a grammar matches most lines of a chunk.
+_SAMPLE: Final = 256
+
+
+def _mostly_unmatched(rest: pl.Series, prefix: str) -> bool:
+    """Whether fewer than half of an even sample of ``rest`` match ``prefix``: then the lines
+    it matches are found without captures first (the choice only changes the cost)."""
+    if rest.len() < 4 * _SAMPLE:
+        return False
+    sample = rest.gather_every(rest.len() // _SAMPLE)
+    return bool(sample.str.contains(prefix).mean() < 0.5)  # type: ignore[operator]
 
 
 #: Below this many lines, the grammars no line matches are found in one query first: a small
@@ -150,21 +175,26 @@ def _peel_wrappers(frame: pl.DataFrame) -> pl.DataFrame:
             *[pl.lit(None, dtype=pl.String).alias(name) for name in _WRAPPED if name != "rank"],
             pl.lit(None, dtype=pl.Int32).alias("rank"),
         )
-    query = frame.lazy()
     for pattern, fields in (
         (KUBECTL_PREFIX, {"pod": "pod", "container": "container"}),
         (TIMESTAMP_PREFIX, {"rfc": "wrap_ts", "stream": "stream", "tag": "cri_tag"}),
         (PROCESS_PREFIX, {"ip": "wrap_host"}),
         (RANK_PREFIX, {"rank": "rank"}),
     ):
-        query = query.with_columns(pl.col("rest").str.extract_groups(pattern).alias("_w"))
-        query = query.with_columns(
+        if not frame["rest"].str.contains(pattern).any():
+            # A wrapper no line has costs one match per line instead of a capture and a copy.
+            frame = frame.with_columns(
+                pl.lit(None, dtype=pl.String).alias(column) for column in fields.values()
+            )
+            continue
+        frame = frame.with_columns(pl.col("rest").str.extract_groups(pattern).alias("_w"))
+        frame = frame.with_columns(
             *[pl.col("_w").struct.field(group).alias(column) for group, column in fields.items()],
             pl.col("rest")
             .str.slice(pl.col("_w").struct.field("all").str.len_chars().fill_null(0))
             .alias("rest"),
         ).drop("_w")
-    return query.with_columns(pl.col("rank").cast(pl.Int32, strict=False)).collect()
+    return frame.with_columns(pl.col("rank").cast(pl.Int32, strict=False))
 
 
 def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFrame:
@@ -177,7 +207,13 @@ def _finish(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.DataFram
 
     kind = grammar.stamp if grammar is not None else "none"
     own_ts = _own_timestamp(part, grammar, tz) if kind != "none" and part.height else None
-    wrap_ts = tsp.rfc3339(pl.col("wrap_ts"))
+    # Parsed once into a column (the select below uses it three times); most files have no
+    # timestamp wrappers at all.
+    if part["wrap_ts"].null_count() == part.height:
+        wrap_ts = pl.lit(None, dtype=pl.Datetime("ns", "UTC"))
+    else:
+        part = part.with_columns(tsp.rfc3339(pl.col("wrap_ts")).alias("_wrap_ts"))
+        wrap_ts = pl.col("_wrap_ts")
     if own_ts is None:
         own = pl.lit(None, dtype=pl.Datetime("ns", "UTC"))
         own_quality = pl.lit(None, dtype=pl.String)
@@ -261,5 +297,36 @@ def _own_timestamp(part: pl.DataFrame, grammar: Grammar | None, tz: str) -> pl.S
     return pl.select(pl.when(late | early).then(moved).otherwise(first)).to_series()
 
 
+#: Fractions of a fixed length, tried before chrono's ``%.f`` (a fraction of any length or
+#: none): polars parses a fixed format several times faster, and where it parses a stamp at
+#: all it reads it as ``%.f`` does (the fraction is exactly that long). The last, empty one is
+#: a stamp without a fraction.
+_FIXED_FRACTIONS: Final = (".%6f", ".%3f", ".%9f", "")
+
+
 def _local(text: pl.Series, fmt: str, tz: str) -> pl.Series:
+    """Local stamps parsed with ``fmt``: first with fixed-length fractions, then the stamps
+    none of them read with ``fmt`` itself, so the result is what ``fmt`` alone gives."""
+    if not fmt.endswith("%.f"):
+        return _parse_local(text, fmt, tz)
+    stem = fmt.removesuffix("%.f")
+    # The fraction of the first stamp goes first: a file's stamps are usually all alike.
+    first = text.drop_nulls().head(1).to_list()
+    seconds = first[0].rsplit(":", 1)[-1] if first else ""
+    fraction = f".%{len(seconds.split('.', 1)[1])}f" if "." in seconds else ""
+    fractions = sorted(_FIXED_FRACTIONS, key=lambda known: known != fraction)
+    parsed: pl.Series | None = None
+    for variant in (*(stem + known for known in fractions), fmt):
+        if parsed is None:
+            parsed = _parse_local(text, variant, tz)
+            continue
+        left = (parsed.is_null() & text.is_not_null()).arg_true()
+        if left.is_empty():
+            break
+        parsed = parsed.scatter(left, _parse_local(text.gather(left), variant, tz))
+    assert parsed is not None
+    return parsed
+
+
+def _parse_local(text: pl.Series, fmt: str, tz: str) -> pl.Series:
     return pl.select(tsp.local_time(pl.lit(text), fmt, tz)).to_series()

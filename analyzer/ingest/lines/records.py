@@ -94,9 +94,14 @@ def build_records(
         .drop("record")
     )
     records = pl.concat([single, grouped], how="vertical").sort("line")
-    filled = pl.col("ts").fill_null(strategy="forward").over("batch_file")
+    filled = pl.col("ts").fill_null(strategy="forward")
+    if "batch_anchor" in names:
+        filled = filled.over("batch_file")  # a batch of files; one file needs no window
     if last_ts is not None:
         filled = filled.fill_null(pl.lit(last_ts, dtype=NS))
+    # A column of its own: the select below uses it twice.
+    records = records.with_columns(filled.alias("_filled"))
+    filled = pl.col("_filled")
     return records.select(
         pl.col("line").cast(pl.Int32),
         pl.col("offset"),

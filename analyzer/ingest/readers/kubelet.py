@@ -31,7 +31,7 @@ import polars as pl
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
 from analyzer.ingest.blocks import BOM
 from analyzer.ingest.columns import k8s
-from analyzer.ingest.columns.extra import append_json, compact_json
+from analyzer.ingest.columns.extra import append_members, compact_json, with_members
 from analyzer.ingest.columns.timestamps import check_tz, epoch_micros
 from analyzer.ingest.json.fields import FieldSpec, extract, json_lines
 from analyzer.ingest.lines.grammars import GRAMMARS, Grammar
@@ -235,49 +235,70 @@ def _unwrap_klog(rows: pl.DataFrame, journal: pl.Series, hints: FileHints) -> pl
         tz=hints.tz,
         grammars=_KLOG,
     )
-    matched = journal & inner["grammar"].is_not_null()
-    ident = rows["logger"]
+    matched = pl.col("_matched")
+    given = rows.columns
+    rows = rows.with_columns(
+        (journal & inner["grammar"].is_not_null()).alias("_matched"),
+        inner["level"].alias("_in_level"),
+        inner["logger"].alias("_in_logger"),
+        inner["message"].alias("_in_message"),
+        inner["ts"].alias("_in_ts"),
+    )
+    rows = with_members(
+        rows,
+        [
+            ("ident", pl.when(matched).then(pl.col("logger")), "text"),
+            (
+                "payload_ts",
+                pl.when(matched).then(pl.col("_in_ts")).dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ"),
+                "token",
+            ),
+        ],
+        "_more",
+    )
     return rows.with_columns(
         pl.when(matched)
-        .then(severity_expr(pl.lit(inner["level"])))
+        .then(severity_expr(pl.col("_in_level")))
         .otherwise(pl.col("severity"))
         .alias("severity"),
-        pl.when(matched).then(inner["logger"]).otherwise(pl.col("logger")).alias("logger"),
-        pl.when(matched).then(inner["message"]).otherwise(pl.col("message")).alias("message"),
-        append_json(
-            pl.col("extra"),
-            [
-                ("ident", pl.when(matched).then(ident), "text"),
-                (
-                    "payload_ts",
-                    pl.when(matched).then(inner["ts"]).dt.to_string("%Y-%m-%dT%H:%M:%S%.fZ"),
-                    "token",
-                ),
-            ],
-        ).alias("extra"),
-    )
+        pl.when(matched).then(pl.col("_in_logger")).otherwise(pl.col("logger")).alias("logger"),
+        pl.when(matched).then(pl.col("_in_message")).otherwise(pl.col("message")).alias("message"),
+        append_members(pl.col("extra"), pl.col("_more")).alias("extra"),
+    ).select(given)
 
 
 def _with_kubernetes_fields(rows: pl.DataFrame) -> pl.DataFrame:
     """Pod, namespace and container named by structured kubelet messages, plus the JobSet
     workload encoded in the pod name; extra kubelet fields into ``extra``."""
-    named = k8s.kubelet_pod(pl.col("message"))
-    pod = pl.coalesce(pl.col("pod"), named.struct.field("name"))
-    parts = k8s.pod_parts(pod)
-    kernel_oom = (pl.col("logger") == "kernel") & pl.col("message").str.contains(_OOM)
-    return rows.with_columns(
-        pod.alias("pod"),
-        pl.coalesce(pl.col("namespace"), named.struct.field("ns")).alias("namespace"),
-        pl.coalesce(pl.col("container"), k8s.kubelet_container(pl.col("message"))).alias(
-            "container"
+    given = rows.columns
+    message = pl.col("message")
+    # Each regex once, as a column: an eager expression runs again wherever it is used.
+    one, listed = k8s.kubelet_pod_matches(message)
+    rows = with_members(
+        rows.with_columns(
+            one.alias("_one"),
+            listed.alias("_listed"),
+            k8s.kubelet_container(message).alias("_container"),
         ),
-        pl.coalesce(pl.col("workload"), parts.struct.field("base")).alias("workload"),
+        k8s.kubelet_extra(message),
+        "_more",
+    )
+    named = k8s.named_pod(pl.col("_one"), pl.col("_listed"))
+    kernel_oom = (pl.col("logger") == "kernel") & message.str.contains(_OOM)
+    rows = rows.with_columns(
+        pl.coalesce(pl.col("pod"), named.struct.field("name")).alias("pod"),
+        pl.coalesce(pl.col("namespace"), named.struct.field("ns")).alias("namespace"),
+        pl.coalesce(pl.col("container"), pl.col("_container")).alias("container"),
         pl.when(kernel_oom & pl.col("severity").is_in(["DEFAULT", None], nulls_equal=True))
         .then(pl.lit("ERROR"))
         .otherwise(pl.col("severity"))
         .alias("severity"),
-        append_json(pl.col("extra"), k8s.kubelet_extra(pl.col("message"))).alias("extra"),
+        append_members(pl.col("extra"), pl.col("_more")).alias("extra"),
     )
+    parts = k8s.pod_parts(pl.col("pod"))
+    return rows.with_columns(
+        pl.coalesce(pl.col("workload"), parts.struct.field("base")).alias("workload")
+    ).select(given)
 
 
 def _decode_messages(frame: pl.DataFrame, ctx: ReadContext) -> pl.DataFrame:

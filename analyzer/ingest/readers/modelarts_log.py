@@ -26,7 +26,8 @@ import polars as pl
 
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
 from analyzer.ingest.blocks import BOM
-from analyzer.ingest.columns.extra import Kind, append_json
+from analyzer.ingest.columns.extra import Kind, append_members, members
+from analyzer.ingest.columns.subset import on_rows
 from analyzer.ingest.columns.timestamps import check_tz
 from analyzer.ingest.lines import grammars
 from analyzer.ingest.lines.grammars import ISO_FORMAT, ISO_NORMALIZE, Grammar
@@ -217,6 +218,10 @@ _DEVICE_IN_TEXT: Final = (
 _REMOTE_RANK: Final = r"remote rank:? ?\[(\d+)\]"
 _ABNORMAL: Final = r"serverId\[([^\]]+)\], deviceId\[(\d+)\], Heartbeat Lost"
 _PROC_PID: Final = r"\bproc-rank-\d+-device-\d+ \(pid: (\d+)\)"
+#: What every line :data:`_PROC_PID` matches contains.
+_PROC_PID_LITERAL: Final = "proc-rank-"
+#: The ``attrs`` fields ``finish`` reads.
+_ATTRS: Final = ("rank_id", "device", "code", "pid", "code_name")
 _RETURN_CODE: Final = r"^(?:Training end with return code:|exit with) (-?\d+)\s*$"
 #: logrus ``msg="…" file="upload.go:46" Component=…`` (the grammar stops after ``msg=``).
 _LOGRUS_QUOTED: Final = r'^"(?P<msg>(?:[^"\\]|\\.)*)"(?P<rest>.*)$'
@@ -318,32 +323,83 @@ class ModelArtsLogReader(LineReader):
         """
         task_worker = hints.task_worker if isinstance(hints, ModelArtsHints) else None
         tz_from = hints.tz_from if isinstance(hints, ModelArtsHints) else "default"
-        family = pl.col("reader").cast(pl.String).str.strip_prefix("modelarts.")
         message = pl.col("message")
-        first = message.str.splitn("\n", 2).struct.field("field_0")
+        given = rows.columns
+        # In steps, each value a column before it is used: an eager expression is evaluated
+        # again wherever it is referenced.
+        rows = rows.with_columns(
+            pl.col("reader").cast(pl.String).str.strip_prefix("modelarts.").alias("_family"),
+            message.str.splitn("\n", 2).struct.field("field_0").alias("_first"),
+            *[pl.col("attrs").str.json_path_match(f"$.{key}").alias(f"_{key}") for key in _ATTRS],
+            # The first code of the first line is the first of the message (a code never
+            # spans a line end).
+            message.str.extract(ERROR_CODE, 1).alias("_message_code"),
+            message.str.extract(_REMOTE_RANK, 1).alias("_remote_rank"),
+            message.str.extract_groups(_ABNORMAL).alias("_abnormal"),
+        )
+        family, first = pl.col("_family"), pl.col("_first")
+        logrus = family == "logrus"
+        # The costly regexes run only on the rows whose answer is used.
+        quoted = message.str.extract_groups(_LOGRUS_QUOTED)
+        bare = message.str.extract_groups(_LOGRUS_BARE)
+        rest = pl.coalesce(quoted.struct.field("rest"), bare.struct.field("rest")).str.strip_chars()
+        found = [
+            *on_rows(
+                rows,
+                pl.col("_rank_id").is_null() & pl.col("worker").is_null(),
+                [first.str.extract_groups(_RANK_IN_TEXT).alias("_text_rank")],
+            ),
+            *on_rows(
+                rows,
+                pl.col("_device").is_null(),
+                [first.str.extract_groups(_DEVICE_IN_TEXT).alias("_text_device")],
+            ),
+            *on_rows(
+                rows,
+                pl.col("_pid").is_null() & message.str.contains(_PROC_PID_LITERAL, literal=True),
+                [first.str.extract(_PROC_PID, 1).alias("_text_pid")],
+            ),
+            *on_rows(
+                rows,
+                family == "service",
+                [first.str.extract(_RETURN_CODE, 1).cast(pl.Int64).alias("_return_code")],
+            ),
+            *on_rows(
+                rows,
+                logrus,
+                [
+                    pl.coalesce(
+                        quoted.struct.field("msg").str.replace_all(r'\\(["\\])', "${1}"),
+                        bare.struct.field("msg"),
+                    ).alias("_msg"),
+                    rest.alias("_rest"),
+                    pl.when(pl.col("logger").is_null())
+                    .then(rest.str.extract(r'\bfile="([^"]*)"', 1))
+                    .alias("_file"),
+                ],
+            ),
+        ]
+        rows = rows.with_columns(found)
 
         def attr(key: str) -> pl.Expr:
-            return pl.col("attrs").str.json_path_match(f"$.{key}")
+            return pl.col(f"_{key}")
 
-        def first_group(text: pl.Expr, pattern: str) -> pl.Expr:
-            groups = re.compile(pattern).groups
-            return pl.coalesce([text.str.extract(pattern, i) for i in range(1, groups + 1)])
+        def first_group(name: str) -> pl.Expr:
+            groups = pl.col(name)
+            dtype = rows.schema[name]
+            assert isinstance(dtype, pl.Struct)
+            return pl.coalesce([groups.struct.field(field.name) for field in dtype.fields])
 
         # §3.7: torch_npu RankID (when >= 0), the torchrun [rankN]: prefix, HCCL rankId[N] /
         # rank[N], proc-rank-N-device-M.
         rank = pl.coalesce(
             attr("rank_id").cast(pl.Int64),
             pl.col("worker").cast(pl.Int64),
-            first_group(first, _RANK_IN_TEXT).cast(pl.Int64),
+            first_group("_text_rank").cast(pl.Int64),
         )
-        device = pl.when(attr("device").is_null()).then(first_group(first, _DEVICE_IN_TEXT))
-        code = pl.when(attr("code").is_null()).then(
-            pl.coalesce(first.str.extract(ERROR_CODE, 1), message.str.extract(ERROR_CODE, 1))
-        )
-        pid = pl.when(attr("pid").is_null()).then(first.str.extract(_PROC_PID, 1))
-        return_code = (
-            pl.when(family == "service").then(first.str.extract(_RETURN_CODE, 1)).cast(pl.Int64)
-        )
+        device = pl.when(attr("device").is_null()).then(first_group("_text_device"))
+        code = pl.when(attr("code").is_null()).then(pl.col("_message_code"))
+        return_code = pl.col("_return_code")
         severity = (
             pl.when(pl.col("severity").is_not_null())
             .then(pl.col("severity"))
@@ -354,12 +410,12 @@ class ModelArtsLogReader(LineReader):
         )
         fields: list[tuple[str, pl.Expr, Kind]] = [
             ("rank", rank, "number"),
-            ("remote_rank", message.str.extract(_REMOTE_RANK, 1), "number"),
+            ("remote_rank", pl.col("_remote_rank"), "number"),
             ("device", device, "token"),
             ("code", code, "token"),
-            ("pid", pid, "token"),
-            ("abnormal_server", message.str.extract(_ABNORMAL, 1), "text"),
-            ("abnormal_device", message.str.extract(_ABNORMAL, 2), "token"),
+            ("pid", pl.col("_text_pid"), "token"),
+            ("abnormal_server", pl.col("_abnormal").struct.field("1"), "text"),
+            ("abnormal_device", pl.col("_abnormal").struct.field("2"), "token"),
             ("return_code", return_code, "number"),
             ("tz", pl.when(pl.col("ts_quality") == "inferred_tz").then(pl.lit(hints.tz)), "text"),
             (
@@ -367,17 +423,10 @@ class ModelArtsLogReader(LineReader):
                 pl.when(pl.col("ts_quality") == "inferred_tz").then(pl.lit(tz_from)),
                 "token",
             ),
+            # logrus: the quoted msg is the message, file="…" the logger, the other fields
+            # extra.
+            ("fields", pl.when(pl.col("_rest") != "").then(pl.col("_rest")), "text"),
         ]
-        # logrus: the quoted msg is the message, file="…" the logger, the other fields extra.
-        logrus = family == "logrus"
-        quoted = message.str.extract_groups(_LOGRUS_QUOTED)
-        bare = message.str.extract_groups(_LOGRUS_BARE)
-        msg = pl.coalesce(
-            quoted.struct.field("msg").str.replace_all(r'\\(["\\])', "${1}"),
-            bare.struct.field("msg"),
-        )
-        rest = pl.coalesce(quoted.struct.field("rest"), bare.struct.field("rest")).str.strip_chars()
-        fields.append(("fields", pl.when(logrus & (rest != "")).then(rest), "text"))
         # Error codes are how users quote and search these lines (``EI0002: The wait …``,
         # ``ERR02200 DIST call hccl api failed.``): the code stays in the message.
         cann_code = (family == "cann_code") & attr("code").is_not_null()
@@ -388,8 +437,8 @@ class ModelArtsLogReader(LineReader):
         )
         torch_code = (family == "torch_npu") & attr("code").is_not_null()
         text = (
-            pl.when(logrus & msg.is_not_null())
-            .then(msg)
+            pl.when(pl.col("_msg").is_not_null())
+            .then(pl.col("_msg"))
             .when(cann_code & (message == ""))
             .then(pl.concat_str([code_head, pl.lit(":")]))
             .when(cann_code)
@@ -398,22 +447,19 @@ class ModelArtsLogReader(LineReader):
             .then(pl.concat_str([attr("code"), pl.lit(" "), message]))
             .otherwise(message)
         )
-        # Lazy, so that the shared subexpressions (the first line, attrs fields, the logrus
-        # split) are computed once per chunk rather than once per use.
-        return (
-            rows.lazy()
-            .with_columns(
-                pl.lit(task_worker, dtype=pl.Int32).alias("worker"),
-                severity.alias("severity"),
-                text.alias("message"),
-                pl.when(logrus & pl.col("logger").is_null())
-                .then(rest.str.extract(r'\bfile="([^"]*)"', 1))
-                .otherwise(pl.col("logger"))
-                .alias("logger"),
-                append_json(pl.col("extra"), fields).alias("extra"),
-            )
-            .collect()
+        rows = rows.with_columns(
+            pl.lit(task_worker, dtype=pl.Int32).alias("worker"),
+            severity.alias("severity"),
+            text.alias("message"),
+            pl.when(logrus & pl.col("logger").is_null())
+            .then(pl.col("_file"))
+            .otherwise(pl.col("logger"))
+            .alias("logger"),
+            members(fields).alias("_more"),
         )
+        return rows.with_columns(
+            append_members(pl.col("extra"), pl.col("_more")).alias("extra")
+        ).select(given)
 
     def adjust(self, lines: pl.LazyFrame) -> pl.LazyFrame:
         """What the folding rules see, with two Ascend-specific changes.

@@ -108,3 +108,11 @@ def test_an_event_table_takes_its_pod_and_node_from_the_scheduled_event() -> Non
     rows = _subjects("\n".join(table), grammar=grammar)
     assert rows["pod"].to_list() == [None, None, "web-7c8f", "web-7c8f", None]
     assert rows["host"].to_list() == [None, None, "node-4", "node-4", None]
+
+
+def test_text_without_blocks_or_event_tables_is_left_as_it_is() -> None:
+    given = {"pod": [None, "p-0"], "host": ["h", None], "grammar": ["absl", None]}
+    rows = _subjects("I1129 17:40:00.050537 1 train.py:211] step\nName: x y", **given)
+    assert rows["pod"].to_list() == given["pod"]
+    assert rows["host"].to_list() == given["host"]
+    assert rows.columns == ["text", "grammar", "pod", "host", "batch_file"]
