@@ -362,7 +362,11 @@ class ModelArtsLogReader(LineReader):
             *on_rows(
                 rows,
                 family == "service",
-                [first.str.extract(_RETURN_CODE, 1).cast(pl.Int64).alias("_return_code")],
+                [
+                    first.str.extract(_RETURN_CODE, 1)
+                    .cast(pl.Int64, strict=False)
+                    .alias("_return_code")
+                ],
             ),
             *on_rows(
                 rows,
@@ -392,10 +396,11 @@ class ModelArtsLogReader(LineReader):
 
         # §3.7: torch_npu RankID (when >= 0), the torchrun [rankN]: prefix, HCCL rankId[N] /
         # rank[N], proc-rank-N-device-M.
+        # Not strict: a digit run too long for an int64 is no rank (null), not a failed ingest.
         rank = pl.coalesce(
-            attr("rank_id").cast(pl.Int64),
-            pl.col("worker").cast(pl.Int64),
-            first_group("_text_rank").cast(pl.Int64),
+            attr("rank_id").cast(pl.Int64, strict=False),
+            pl.col("worker").cast(pl.Int64, strict=False),
+            first_group("_text_rank").cast(pl.Int64, strict=False),
         )
         device = pl.when(attr("device").is_null()).then(first_group("_text_device"))
         code = pl.when(attr("code").is_null()).then(pl.col("_message_code"))

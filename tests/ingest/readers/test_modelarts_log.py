@@ -905,3 +905,16 @@ def test_rank_prefixed_empty_line_stays_inside_the_traceback() -> None:
         "    main()\nRuntimeError: x"
     ]
     assert (counts.rows, counts.folded) == (1, 4)
+
+
+def test_a_rank_too_large_for_an_int64_is_no_rank_not_a_failed_ingest() -> None:
+    """A digit run past 2**63 in ``rankId[…]`` or ``[rankN]:`` used to abort the whole ingest
+    (a strict cast); such a number names no rank, so the row keeps its text and no rank."""
+    got = parsed(
+        b"[ERROR]HCCL(12345,python):2026-11-29-18:35:15.123.456 [transport_manager.cc:123]"
+        b"[12399]Transport init error, rankId[99999999999999999999]\n",
+        b"[rank99999999999999999999]: plain print\n",
+    )
+    assert got[2]["message"] == "Transport init error, rankId[99999999999999999999]"
+    assert "rank" not in got[2]["extra"]
+    assert got[3]["message"].endswith("plain print")
