@@ -86,13 +86,11 @@ def _reference_scan(block: bytes, state: ScanState) -> tuple[list[int], ScanStat
         b"\\",
     ],
 )
-@pytest.mark.parametrize("in_string", [False, True])
-@pytest.mark.parametrize("escaped", [False, True])
+# An escape is carried into a block only inside a string: three states, not four.
+@pytest.mark.parametrize(("in_string", "escaped"), [(False, False), (True, False), (True, True)])
 def test_scan_finds_the_structure_outside_strings(
     block: bytes, in_string: bool, escaped: bool
 ) -> None:
-    if escaped and not in_string:
-        pytest.skip("an escape is carried only inside a string")
     state = ScanState(1, in_string, escaped)
     expected, expected_state = _reference_scan(block, ScanState(1, in_string, escaped))
     positions, _, _ = scan(block, state)
