@@ -392,6 +392,22 @@ def add_ratios(results: list[dict[str, Any]]) -> None:
             r[field] = rate / other if rate and other else None
 
 
+def step_vs_rg(results: list[dict[str, Any]]) -> dict[str, float] | None:
+    """Each backend's matching step alone (the seconds ``culprit match`` reports: no
+    start-up, catalogue, matches or templates writing) against ripgrep's whole run: rg's
+    median wall over the step's median (None without rg or the step's seconds). Not the
+    target's measure, which takes the whole command; it shows what the rest costs."""
+    rg = next((r for r in results if r["name"] == "rg" and r.get("median_s")), None)
+    if rg is None:
+        return None
+    ratios = {}
+    for r in results:
+        seconds = [s for s in r.get("matching_s") or [] if s]
+        if r["kind"] == "backend" and seconds:
+            ratios[str(r["name"])] = rg["median_s"] / statistics.median(seconds)
+    return ratios or None
+
+
 def targets(results: list[dict[str, Any]], rows: int) -> dict[str, Any] | None:
     """Issue 5's targets for the polars backend, met or not (None without a polars run)."""
     polars = next((r for r in results if r["name"] == "polars"), None)
@@ -550,6 +566,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with measure.work_directory(args.cache, "run-", keep=args.keep_case) as workdir:
         results = measure_all(args, backends, cached, facts, programs, workdir)
     add_ratios(results)
+    steps = step_vs_rg(results)
+    for name, ratio in (steps or {}).items():
+        say(f"{name}: the matching step alone is {ratio:,.2f}× ripgrep's rows/s")
     counts = {r["name"]: r["matches"] for r in results if r["kind"] == "backend"}
     if len(set(counts.values())) > 1:
         say(f"warning: the backends found different numbers of matches: {counts}")
@@ -579,6 +598,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "rows"
         ),
         **start.provenance(),
+        "matching_step_vs_rg": steps,
         "targets": targets(results, cached.rows),
         "results": results,
     }

@@ -21,6 +21,7 @@ from benchmarks.match import (
     find_rg,
     link_case,
     prepare_hosts_case,
+    step_vs_rg,
     targets,
 )
 from fixtures.options import MAX_HOSTS, MIN_HOSTS
@@ -161,6 +162,14 @@ def test_the_ripgrep_target() -> None:
         checks = (targets(results, 10_000_000) or {})["checks"]
         assert checks[0]["text"].startswith("polars at least 1.5× ripgrep's rows/s")
         assert checks[0]["met"] is met
+
+
+def test_the_matching_step_against_ripgrep() -> None:
+    polars = {**result("polars", "backend", 2e6), "matching_s": [1.0, None, 2.0, 3.0]}
+    results = [polars, result("rg", "baseline", 2.5e6)]
+    assert step_vs_rg(results) == {"polars": pytest.approx(4.0 / 2.0)}
+    assert step_vs_rg(results[:1]) is None
+    assert step_vs_rg([result("polars", "backend", 2e6), results[1]]) is None
 
 
 def test_rg_beside_the_interpreter_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
