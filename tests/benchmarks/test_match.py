@@ -14,16 +14,8 @@ import pytest
 from benchmarks import report
 from benchmarks.bundles import FACTS_FILE, MARGIN, case_plan, export_messages, parse_rows
 from benchmarks.families import MATCH
-from benchmarks.match import (
-    _parse_args,
-    add_ratios,
-    baseline_patterns,
-    find_rg,
-    link_case,
-    prepare_hosts_case,
-    step_vs_rg,
-    targets,
-)
+from benchmarks.match import _parse_args, add_ratios, baseline_patterns, step_vs_rg, targets
+from benchmarks.match_cases import find_rg, link_case, prepare_hosts_case
 from fixtures.options import MAX_HOSTS, MIN_HOSTS
 
 GREP = shutil.which("grep")
@@ -193,7 +185,7 @@ def test_the_hosts_case_option() -> None:
 
 
 def test_a_built_hosts_case_is_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import benchmarks.match as match
+    import benchmarks.match_cases as match
 
     monkeypatch.setattr(match, "generator_digest", lambda: "f" * 12)
     monkeypatch.setattr(match, "culprit_version", lambda: "9.9")
