@@ -271,11 +271,13 @@ MATCH: Final = RowsFamily(
         Column("peak RSS MiB", "--:", _match_cell(_peak_rss)),
         Column("× Python loop", "--:", _match_cell(lambda r: _ratio(r.get("vs_python_loop")))),
         Column("× grep", "--:", _match_cell(lambda r: _ratio(r.get("vs_grep")))),
+        Column("× ripgrep", "--:", _match_cell(lambda r: _ratio(r.get("vs_rg")))),
     ),
     key=lambda report, r: (int(report.get("rows_requested") or r.get("rows") or 0), str(r["name"])),
     order=lambda key, r: (-key[0], r.get("kind") == "baseline", int(r.get("order") or 0), key[1]),
     tools=lambda r: (
         f"{_versions('culprit', 'polars', 'pyarrow', 'duckdb')(r)}; {r['grep_version']}"
+        + (f"; {r['rg_version']}" if r.get("rg_version") else "")
     ),
     how=lambda report: f"{report['runs']} run(s) of each",
     run_details=_match_run,

@@ -97,8 +97,11 @@ def match_files(
     compiled = compile_catalogue(catalogue)
     started = time.perf_counter()
     parts = list(backend.match_files(compiled, files))
-    found = pl.concat(parts) if parts else empty_matches()
-    found = found.sort("row_id", "signature")
+    # Each part comes sorted (the backends' contract): one part, the usual case, is the table.
+    if len(parts) == 1:
+        found = parts[0]
+    else:
+        found = pl.concat(parts).sort("row_id", "signature") if parts else empty_matches()
     seconds = time.perf_counter() - started
     meta = matches_file_meta(
         backend.name, catalogue_digest(catalogue), len(catalogue), rows, found.height

@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 
 from benchmarks import report
-from benchmarks.bundles import MARGIN, case_plan, export_messages, parse_rows
+from benchmarks.bundles import FACTS_FILE, MARGIN, case_plan, export_messages, parse_rows
 from benchmarks.families import MATCH
-from benchmarks.match import add_ratios, baseline_patterns, link_case, targets
+from benchmarks.match import _parse_args, add_ratios, baseline_patterns, step_vs_rg, targets
+from benchmarks.match_cases import find_rg, link_case, prepare_hosts_case
 from fixtures.options import MAX_HOSTS, MIN_HOSTS
 
 GREP = shutil.which("grep")
-RG = shutil.which("rg")
+RG = find_rg()
 
 
 def test_parse_rows() -> None:
@@ -146,6 +147,55 @@ def test_ratios_and_targets() -> None:
     assert targets(results[1:], 10_000_000) is None
 
 
+def test_the_ripgrep_target() -> None:
+    for polars_rate, met in ((3e6, True), (1e6, False)):
+        results = [result("polars", "backend", polars_rate), result("rg", "baseline", 2e6)]
+        add_ratios(results)
+        checks = (targets(results, 10_000_000) or {})["checks"]
+        assert checks[0]["text"].startswith("polars at least 1.5× ripgrep's rows/s")
+        assert checks[0]["met"] is met
+
+
+def test_the_matching_step_against_ripgrep() -> None:
+    polars = {**result("polars", "backend", 2e6), "matching_s": [1.0, None, 2.0, 3.0]}
+    results = [polars, result("rg", "baseline", 2.5e6)]
+    steps = step_vs_rg(results)
+    assert steps is not None and list(steps) == ["polars"]
+    assert steps["polars"] == pytest.approx(4.0 / 2.0)
+    assert step_vs_rg(results[:1]) is None
+    assert step_vs_rg([result("polars", "backend", 2e6), results[1]]) is None
+
+
+def test_rg_beside_the_interpreter_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    python = tmp_path / "python"
+    monkeypatch.setattr("sys.executable", str(python))
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert find_rg() is None
+    (tmp_path / "rg").write_text("")
+    assert find_rg() == str(tmp_path / "rg")
+
+
+def test_the_hosts_case_option() -> None:
+    args, rows, _ = _parse_args(["--hosts", "1024", "--no-record"])
+    assert args.hosts == 1024 and rows == 10_000_000
+    with pytest.raises(SystemExit):
+        _parse_args(["--hosts", "1024", "--rows", "1M"])
+    with pytest.raises(SystemExit):
+        _parse_args(["--hosts", "0"])
+
+
+def test_a_built_hosts_case_is_reused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import benchmarks.match_cases as match
+
+    monkeypatch.setattr(match, "generator_digest", lambda: "f" * 12)
+    monkeypatch.setattr(match, "culprit_version", lambda: "9.9")
+    root = tmp_path / "host-crash-heartbeat-8h-60m-r60-seed0-fxffffffffffff-culprit9.9"
+    root.mkdir()
+    (root / FACTS_FILE).write_text(json.dumps({"rows": 12}))
+    cached = prepare_hosts_case(tmp_path, 8)
+    assert cached.root == root and cached.rows == 12
+
+
 def match_report(when: str, rows: int, results: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "kind": "match",
@@ -225,9 +275,9 @@ def test_match_section_rows_and_runs(results_dir: Path) -> None:
     rows = [line for line in section.splitlines() if line.startswith("| ")][1:]
     assert rows[0] == (
         "| polars label | 2026-11-02, `0123456789ab`+ (A) | 10,000,000 | 265 | 3.3 (3.3–3.3) "
-        "| 3,000,000 | 210.0 | 1,000 | – | – |"
+        "| 3,000,000 | 210.0 | 1,000 | – | – | – |"
     )
-    assert rows[1].endswith("| 50.0× | 0.50× |")
+    assert rows[1].endswith("| 50.0× | 0.50× | – |")
     assert "| rg label | 2026-11-01, `0123456789ab`+ (B) | – | – | not installed |" in rows[3]
     assert "1,000, extrapolated (1,000–1,000)" in rows[4] and "| – | 1.00× | 0.01× |" in rows[4]
     assert "* (A) `benchmarks/results/a.json`" in section

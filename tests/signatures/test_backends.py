@@ -377,3 +377,20 @@ def test_a_regex_polars_refuses_is_named_when_it_meets_a_row(
     assert polars.match_frame(catalogue, _rows(("text", "widget 7"))).height == 1
     with pytest.raises(SignatureError, match=r"-002: the regex does not compile in polars"):
         polars.match_frame(catalogue, _rows(("text", "widget 7"), ("text", "gadget 1")))
+
+
+def test_a_regex_the_dialect_refuses_is_named_when_it_meets_a_row() -> None:
+    # polars translates a regex for Rust when a candidate row reaches it (translating the
+    # whole catalogue up front cost every process 0.14 s): a refusal then names the signature.
+    from analyzer.signatures.compile import Compiled
+
+    catalogue = CompiledCatalogue(
+        (
+            Compiled("T-001", "root", ("text",), ("widget",), False, r"widget (?P<n>\d+)", ("n",)),
+            Compiled("T-002", "root", ("text",), ("gadget",), False, r"gadget(?i)x", ()),
+        )
+    )
+    polars = backend_named("polars")
+    assert polars.match_frame(catalogue, _rows(("text", "widget 7"))).height == 1
+    with pytest.raises(SignatureError, match=r"T-002: the regex does not compile in polars"):
+        polars.match_frame(catalogue, _rows(("text", "widget 7"), ("text", "gadget x")))

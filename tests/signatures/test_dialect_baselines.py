@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from analyzer.signatures.dialect import BASELINE_ENGINES, Engine, UnportableRege
 from analyzer.signatures.dialect.baselines import bracket
 
 GREP = shutil.which("grep")
-RG = shutil.which("rg")
+#: ripgrep as the matching benchmark finds it: the bench extra's, beside this interpreter.
+_RG_BESIDE = Path(sys.executable).with_name("rg")
+RG = str(_RG_BESIDE) if _RG_BESIDE.is_file() else shutil.which("rg")
 needs_grep = pytest.mark.skipif(GREP is None, reason="grep is not installed")
 needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep is not installed")
 #: Each baseline engine's tool: program, options and environment, as the benchmark runs it.
