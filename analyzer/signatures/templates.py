@@ -82,7 +82,14 @@ def template_expr(message: pl.Expr) -> pl.Expr:
     """The template of ``message`` (a string expression): of its first line only (what a
     reader folded under a line varies from host to host), and for a Python traceback, whose
     first line is always the same header, of its last line too (the exception)."""
-    head = message.str.slice(0, TEMPLATE_CHARS).str.extract(r"^([^\n]*)", 1)
+    sliced = message.str.slice(0, TEMPLATE_CHARS)
+    # Most messages are one line: only those with a line end pay for the regex (a sixth of
+    # the cost of running it on every message).
+    head = (
+        pl.when(sliced.str.contains("\n", literal=True))
+        .then(sliced.str.extract(r"^([^\n]*)", 1))
+        .otherwise(sliced)
+    )
     tail = (
         pl.when(message.str.starts_with("Traceback"))
         .then(message.str.extract(r"([^\n]+)\n*$", 1).str.slice(0, TEMPLATE_CHARS))
@@ -125,10 +132,18 @@ def error_rank(severity: pl.Expr, template: pl.Expr) -> pl.Expr:
 
 def templated(rows: pl.LazyFrame) -> pl.LazyFrame:
     """``rows`` (row_id, ts, host, severity, message) with template_id, template, error."""
-    return rows.with_columns(template_expr(pl.col("message")).alias("template")).with_columns(
-        template_id(pl.col("template")).alias("template_id"),
-        error_rank(pl.col("severity"), pl.col("template")).alias("error_rank"),
+    # Masking is regex passes over the text, and a case repeats its messages (a 1,024-host
+    # incident: 2.6 M rows, 0.8 M distinct messages): each distinct message is masked once
+    # and joined back, in row order (a null message too: its template is the empty one).
+    masks = (
+        rows.select("message")
+        .unique()
+        .with_columns(template_expr(pl.col("message")).alias("template"))
+        .with_columns(template_id(pl.col("template")).alias("template_id"))
     )
+    return rows.join(
+        masks, on="message", how="left", nulls_equal=True, maintain_order="left"
+    ).with_columns(error_rank(pl.col("severity"), pl.col("template")).alias("error_rank"))
 
 
 def _cells(rows: pl.LazyFrame) -> pl.LazyFrame:

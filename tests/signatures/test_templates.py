@@ -10,7 +10,7 @@ import polars as pl
 
 from analyzer import api
 from analyzer.case.layout import TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE, TEMPLATES_FILE
-from analyzer.signatures.templates import error_rank, template_expr
+from analyzer.signatures.templates import error_rank, template_expr, templated
 from tests.helpers import check_accounting
 
 
@@ -36,6 +36,60 @@ def test_a_traceback_keeps_its_exception_and_a_record_its_first_line() -> None:
     )
     assert traceback == "Traceback (most recent call last): ... ValueError: bad <*>"
     assert folded == "Num devices: <*>"
+
+
+def test_first_line_cut_before_and_after_the_template_chars() -> None:
+    # A line end inside the first TEMPLATE_CHARS characters cuts there; one past them does
+    # not matter; no line end at all keeps the whole (cut) message; "\r" is not a line end.
+    inside, past, single, carriage, empty, only_end = _templates(
+        "é" * 10 + " 7\nsecond",
+        "a" * 240 + "\nsecond",
+        "one line, rank 4",
+        "one\r line",
+        "",
+        "\n",
+    )
+    assert inside == "é" * 10 + " <*>"
+    assert past == "a" * 240
+    assert single == "one line, rank <*>"
+    assert carriage == "one line"
+    assert empty == only_end == ""
+
+
+def test_templated_masks_each_distinct_message_once_in_row_order() -> None:
+    messages = ["b 2 failed", None, "a 1", "b 2 failed", "a 1", None, "c\nd 4", "a 1"]
+    rows = pl.LazyFrame(
+        {
+            "row_id": list(range(len(messages))),
+            "ts": [None] * len(messages),
+            "host": ["h"] * len(messages),
+            "severity": ["ERROR", "INFO"] * (len(messages) // 2),
+            "message": messages,
+        },
+        schema_overrides={"ts": pl.Datetime("ns", "UTC"), "message": pl.String},
+    )
+    got = templated(rows).collect()
+    # The same as masking every row on its own.
+    expected = (
+        rows.with_columns(template_expr(pl.col("message")).alias("template"))
+        .with_columns(
+            pl.col("template").hash(seed=26).alias("template_id"),
+            error_rank(pl.col("severity"), pl.col("template")).alias("error_rank"),
+        )
+        .collect()
+    )
+    assert got.equals(expected)
+    assert got["row_id"].to_list() == list(range(len(messages)))
+    assert got["template"].to_list() == [
+        "b <*> failed",
+        "",
+        "a <*>",
+        "b <*> failed",
+        "a <*>",
+        "",
+        "c",
+        "a <*>",
+    ]
 
 
 def test_error_rank_puts_plain_statements_first() -> None:
