@@ -113,9 +113,13 @@ def error_rank(severity: pl.Expr, template: pl.Expr) -> pl.Expr:
     error-level severity and the words of failure, 1 the words without a routine severity,
     2 the severity alone, 3 the words under an INFO/DEBUG prefix. ``template`` is the row's
     template (its first line, and a traceback's exception)."""
+    return _rank(severity, template.str.contains(ERROR_WORDS))
+
+
+def _rank(severity: pl.Expr, worded: pl.Expr) -> pl.Expr:
+    """:func:`error_rank` given whether the template uses the words of failure."""
     level = severity.cast(pl.String)
     high = level.is_in(ERROR_SEVERITIES)
-    worded = template.str.contains(ERROR_WORDS)
     return (
         pl.when(high & worded)
         .then(0)
@@ -132,18 +136,35 @@ def error_rank(severity: pl.Expr, template: pl.Expr) -> pl.Expr:
 
 def templated(rows: pl.LazyFrame) -> pl.LazyFrame:
     """``rows`` (row_id, ts, host, severity, message) with template_id, template, error."""
-    # Masking is regex passes over the text, and a case repeats its messages (a 1,024-host
-    # incident: 2.6 M rows, 0.8 M distinct messages): each distinct message is masked once
-    # and joined back, in row order (a null message too: its template is the empty one).
+    # Masking and the words of failure are regex passes over the text, and a case repeats
+    # itself: a 1,024-host incident has 2.6 M rows, 0.8 M distinct messages and a few dozen
+    # templates. Each distinct message is masked once, each distinct template searched for
+    # the words once, and both joined back, in row order (a null message too: its template
+    # is the empty one).
     masks = (
         rows.select("message")
         .unique()
         .with_columns(template_expr(pl.col("message")).alias("template"))
-        .with_columns(template_id(pl.col("template")).alias("template_id"))
     )
-    return rows.join(
-        masks, on="message", how="left", nulls_equal=True, maintain_order="left"
-    ).with_columns(error_rank(pl.col("severity"), pl.col("template")).alias("error_rank"))
+    worded = (
+        masks.select("template")
+        .unique()
+        .with_columns(pl.col("template").str.contains(ERROR_WORDS).alias("_worded"))
+    )
+    masks = masks.join(worded, on="template", how="left", nulls_equal=True).with_columns(
+        template_id(pl.col("template")).alias("template_id")
+    )
+    return (
+        rows.join(
+            masks.select("message", "template", "template_id", "_worded"),
+            on="message",
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
+        .with_columns(_rank(pl.col("severity"), pl.col("_worded")).alias("error_rank"))
+        .drop("_worded")
+    )
 
 
 def _cells(rows: pl.LazyFrame) -> pl.LazyFrame:
