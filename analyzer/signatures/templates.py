@@ -30,11 +30,13 @@ depends on the order lines arrive in), which a cross-run diff needs.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import polars as pl
+import pyarrow.parquet as pq
 
 from analyzer.case.layout import TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE, TEMPLATES_FILE
 from analyzer.case.store import Case
@@ -76,6 +78,24 @@ ERROR_WORDS: Final = (
     r"|blocked for more than|illegal|non-ok|deadline exceeded|unreachable|traceback)\b"
     r"|\w(?:Error|Exception)\b|^[EF]\d{4} "
 )
+
+
+#: The rules the tables are made by, as a digest kept in their metadata: tables made by other
+#: rules are made again. (A change to the code of :func:`template_expr` itself bumps
+#: :data:`TEMPLATES_FORMAT`.)
+RULES: Final = hashlib.sha256(
+    "\0".join(
+        [
+            VARIABLE,
+            PLACEHOLDER,
+            ERROR_WORDS,
+            str(TEMPLATE_CHARS),
+            str(BUCKET_S),
+            *ERROR_SEVERITIES,
+            *ROUTINE_SEVERITIES,
+        ]
+    ).encode()
+).hexdigest()[:16]
 
 
 def template_expr(message: pl.Expr) -> pl.Expr:
@@ -187,11 +207,17 @@ def _cells(rows: pl.LazyFrame) -> pl.LazyFrame:
 
 def write_templates(files: list[Path], directory: Path) -> int:
     """Template every row of ``files`` (row files of a case) and write the three tables into
-    ``directory`` (the case's); returns the number of templates.
+    ``directory`` (the case's); returns the number of templates. Tables already there that
+    were made from these very files (names, sizes and row counts) by these rules are kept:
+    a case's rows never change once written (an ingest writes a new directory), and
+    re-matching a case would otherwise template it all again (half of a re-analysis).
 
     Raises:
         CaseError: a table cannot be written.
     """
+    source = _source(files)
+    if _made_from(directory, source):
+        return int(pq.read_metadata(directory / TEMPLATES_FILE).num_rows)
     columns = ("row_id", "ts", "host", "severity", "message")
     per_row: list[pl.DataFrame] = []
     cells: list[pl.DataFrame] = []
@@ -269,11 +295,41 @@ def write_templates(files: list[Path], directory: Path) -> int:
         else empty_templates()
     )
     rows_total = sum(frame.height for frame in per_row)
-    meta = json.dumps({"format": TEMPLATES_FORMAT, "rows_scanned": rows_total})
+    meta = json.dumps(
+        {
+            "format": TEMPLATES_FORMAT,
+            "rows_scanned": rows_total,
+            "rules": RULES,
+            "source": source,
+        }
+    )
     _write(pl.concat(per_row).sort("row_id"), directory / TEMPLATE_ROWS_FILE, meta)
     _write(table_cells, directory / TEMPLATE_HOSTS_FILE, meta)
     _write(summary, directory / TEMPLATES_FILE, meta)
     return summary.height
+
+
+def _source(files: list[Path]) -> list[list[Any]]:
+    """What tables of ``files`` are made from: each file's name, size and row count."""
+    return [[file.name, file.stat().st_size, pq.read_metadata(file).num_rows] for file in files]
+
+
+def _made_from(directory: Path, source: list[list[Any]]) -> bool:
+    """Whether the three tables in ``directory`` were made from ``source`` by these rules."""
+    for name in (TEMPLATES_FILE, TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE):
+        path = directory / name
+        try:
+            raw = pl.read_parquet_metadata(path).get(META_KEY) if path.is_file() else None
+            meta = json.loads(raw) if raw else {}
+        except (OSError, ValueError, pl.exceptions.PolarsError):
+            return False
+        if not isinstance(meta, dict) or (
+            meta.get("format"),
+            meta.get("rules"),
+            meta.get("source"),
+        ) != (TEMPLATES_FORMAT, RULES, source):
+            return False
+    return True
 
 
 def empty_cells() -> pl.DataFrame:

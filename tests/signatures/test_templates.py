@@ -3,15 +3,28 @@ and that every row of the case has its template (nothing lost)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from analyzer import api
 from analyzer.case.layout import TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE, TEMPLATES_FILE
-from analyzer.signatures.templates import error_rank, template_expr, templated
+from analyzer.signatures import templates as templates_mod
+from analyzer.signatures.templates import (
+    META_KEY,
+    RULES,
+    TEMPLATES_FORMAT,
+    error_rank,
+    template_expr,
+    templated,
+    write_templates,
+)
 from tests.helpers import check_accounting
+
+TABLES = (TEMPLATES_FILE, TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE)
 
 
 def _templates(*messages: str) -> list[str]:
@@ -128,3 +141,62 @@ def test_match_writes_the_tables_and_every_row_has_a_template(
     assert error["error"].to_list() == [True]
     cells = pl.read_parquet(case / TEMPLATE_HOSTS_FILE)
     assert cells["rows"].sum() == total
+
+
+def _case_rows(tmp_path: Path, messages: list[str]) -> list[Path]:
+    rows = tmp_path / "rows"
+    rows.mkdir(exist_ok=True)
+    path = rows / "part-00000.parquet"
+    pl.DataFrame(
+        {
+            "row_id": list(range(len(messages))),
+            "ts": [None] * len(messages),
+            "host": ["h"] * len(messages),
+            "severity": ["INFO"] * len(messages),
+            "message": messages,
+        },
+        schema_overrides={"ts": pl.Datetime("ns", "UTC")},
+    ).write_parquet(path)
+    return [path]
+
+
+def test_tables_made_from_the_same_rows_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = _case_rows(tmp_path, ["step 1 done", "step 2 done", "disk failed"])
+    assert write_templates(files, tmp_path) == 2
+    written = {name: (tmp_path / name).stat().st_mtime_ns for name in TABLES}
+
+    def refuse(rows: pl.LazyFrame) -> pl.LazyFrame:
+        raise AssertionError("templated again")
+
+    monkeypatch.setattr(templates_mod, "templated", refuse)
+    # Re-matching the same rows: nothing is read or written again.
+    assert write_templates(files, tmp_path) == 2
+    assert {name: (tmp_path / name).stat().st_mtime_ns for name in TABLES} == written
+    monkeypatch.undo()
+
+    # Other rows (another size and row count): made again.
+    files = _case_rows(tmp_path, ["step 1 done", "rank 3 failed", "oom", "oom"])
+    assert write_templates(files, tmp_path) == 3
+    assert pl.read_parquet(tmp_path / TEMPLATES_FILE)["rows"].sum() == 4
+
+
+@pytest.mark.parametrize("change", ["rules", "format", "missing", "source"])
+def test_tables_of_other_rules_or_rows_are_made_again(tmp_path: Path, change: str) -> None:
+    files = _case_rows(tmp_path, ["step 1 done", "disk failed"])
+    write_templates(files, tmp_path)
+    path = tmp_path / TEMPLATE_HOSTS_FILE
+    table = pl.read_parquet(path)
+    meta = json.loads(pl.read_parquet_metadata(path)[META_KEY])
+    if change == "missing":
+        path.unlink()
+    else:
+        meta[change] = "other" if change != "source" else [["part-00000.parquet", 1, 2]]
+        table.write_parquet(path, metadata={META_KEY: json.dumps(meta)})
+    before = (tmp_path / TEMPLATES_FILE).stat().st_mtime_ns
+    write_templates(files, tmp_path)
+    assert (tmp_path / TEMPLATES_FILE).stat().st_mtime_ns != before or change == "missing"
+    fresh = json.loads(pl.read_parquet_metadata(path)[META_KEY])
+    assert fresh["rules"] == RULES and fresh["format"] == TEMPLATES_FORMAT
+    assert fresh["source"] == [["part-00000.parquet", files[0].stat().st_size, 2]]
