@@ -41,7 +41,7 @@ def test_every_name_is_its_module_object(name: str) -> None:
 
 def test_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no_such_name"):
-        _ = api.no_such_name  # type: ignore[attr-defined]
+        _ = api.no_such_name
     assert not hasattr(api, "no_such_name")
 
 
