@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from analyzer.cli.render import console
 
 if TYPE_CHECKING:
-    from rich.progress import TaskID
+    from rich.progress import Progress, TaskID
 
 #: File names longer than this are shown by their end (the part that tells files apart).
 _SHOWN_PATH_CHARS = 48
@@ -22,6 +22,13 @@ class ProgressBar:
     erased when done."""
 
     def __init__(self, *, enabled: bool) -> None:
+        screen = console(stderr=True)
+        self._task: TaskID | None = None
+        # Nothing drawn (--quiet, --json, stderr not a terminal): rich.progress is not even
+        # imported, a twentieth of a second of a small file's analysis.
+        self._progress: Progress | None = None
+        if not enabled or not screen.is_terminal:
+            return
         from rich.progress import (
             BarColumn,
             DownloadColumn,
@@ -31,7 +38,6 @@ class ProgressBar:
             TransferSpeedColumn,
         )
 
-        screen = console(stderr=True)
         self._progress = Progress(
             TextColumn("{task.description}", style="cyan"),
             BarColumn(),
@@ -40,24 +46,25 @@ class ProgressBar:
             TimeElapsedColumn(),
             console=screen,
             transient=True,
-            disable=not enabled or not screen.is_terminal,
         )
-        self._task: TaskID | None = None
 
     def __enter__(self) -> ProgressBar:
-        self._progress.start()
+        if self._progress is not None:
+            self._progress.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._progress.stop()
+        if self._progress is not None:
+            self._progress.stop()
 
     def start(self, total: int | None) -> None:
         """Work begins; ``total`` bytes of input when known."""
-        self._task = self._progress.add_task("ingest", total=total)
+        if self._progress is not None:
+            self._task = self._progress.add_task("ingest", total=total)
 
     def file(self, path: str) -> None:
         """A new file is being read."""
-        if self._task is not None:
+        if self._progress is not None and self._task is not None:
             shown = (
                 path if len(path) <= _SHOWN_PATH_CHARS else "…" + path[-(_SHOWN_PATH_CHARS - 1) :]
             )
@@ -65,7 +72,7 @@ class ProgressBar:
 
     def advance(self, stored_bytes: int) -> None:
         """``stored_bytes`` more input bytes were consumed."""
-        if self._task is not None:
+        if self._progress is not None and self._task is not None:
             self._progress.advance(self._task, stored_bytes)
 
 

@@ -62,16 +62,19 @@ def diagnose(
     redact: Redactor | None = None,
     attempts: list[attempts_mod.Attempt] | None = None,
     baseline: frozenset[str] = frozenset(),
+    data: CaseData | None = None,
 ) -> Findings:
     """The findings of a matched case (``matches.parquet`` made with ``catalogue``).
 
     ``baseline`` holds the template texts of a healthy run of the same job: none of them is
     ever a lead. ``attempts`` replaces the attempt split (a handoff's few rows no longer show
-    the silences and pod generations the full case did; its recorded attempts do).
+    the silences and pod generations the full case did; its recorded attempts do). ``data``:
+    the case's evidence when the caller read it already (:func:`analyzer.diagnose.evidence.
+    load` of the same case and catalogue).
     """
     settings = settings or Settings()
     data, evidence, contexts = attempt_contexts(
-        case, catalogue, settings, attempts=attempts, baseline=baseline
+        case, catalogue, settings, attempts=attempts, baseline=baseline, data=data
     )
     drafts = []
     for context in contexts:
@@ -101,11 +104,13 @@ def attempt_contexts(
     *,
     attempts: list[attempts_mod.Attempt] | None = None,
     baseline: frozenset[str] = frozenset(),
+    data: CaseData | None = None,
 ) -> tuple[CaseData, pl.DataFrame, list[Context]]:
     """The case's evidence read once, labelled with its attempt (``attempt_index``), and the
     context each attempt's verdict is decided in: with the attempt's templates and the hosts
     unlike their peers (``baseline``: template texts of a healthy run, never a lead)."""
-    data = load(case, catalogue)
+    if data is None:
+        data = load(case, catalogue)
     patterns = load_patterns(case)
     activity = data.activity()
     if attempts is None:

@@ -102,6 +102,7 @@ def analyze(
         UsageError: unknown template, backend or engine, or a bundle without ``out``.
         BundleError, CaseError, SignatureError: the bundle, the case or a signature folder.
     """
+    from analyzer.diagnose.evidence import load as load_evidence
     from analyzer.diagnose.run import Settings, diagnose
     from analyzer.signatures.backends import backend_named
 
@@ -160,12 +161,15 @@ def analyze(
             if matched:
                 runner.match(opened, catalogue, chosen)
         quote = _quote(settings, opened)
+        # Read once for the diagnosis and the pictures (a scan of every row file).
+        data = load_evidence(opened, catalogue)
         findings = diagnose(
             opened,
             catalogue,
             Settings(skew_s=settings.skew_s, silence_s=settings.silence_s),
             redact=quote,
             baseline=_baseline(settings),
+            data=data,
         )
         findings_path = report_dir / FINDINGS_FILE
         report_path = report_dir / REPORT_FILE
@@ -175,14 +179,14 @@ def analyze(
             write_text(report_path, render(findings))
             write_text(
                 report_dir / TIMELINE_FILE,
-                timeline.picture(opened, findings, catalogue, redact=quote),
+                timeline.picture(opened, findings, catalogue, redact=quote, data=data),
             )
             if settings.html:
                 from analyzer.report import html as html_report
 
                 write_text(
                     report_dir / HTML_FILE,
-                    html_report.render(opened, findings, catalogue, redact=quote),
+                    html_report.render(opened, findings, catalogue, redact=quote, data=data),
                 )
         except OSError as exc:
             raise _unwritable(exc, "cannot write the reports", report_dir) from None

@@ -6,9 +6,14 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from analyzer.diagnose.findings import Findings
-from analyzer.provenance.compare import HandoffCheck
+
+if TYPE_CHECKING:
+    # Only a handoff's analysis makes one: the verifier (and its cryptography) stays out of
+    # the start-up of every other analysis.
+    from analyzer.provenance.compare import HandoffCheck
 
 
 @dataclass(frozen=True)

@@ -13,30 +13,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import importlib
 import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Final
-
-from detect_secrets.plugins.artifactory import ArtifactoryDetector
-from detect_secrets.plugins.aws import AWSKeyDetector
-from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
-from detect_secrets.plugins.base import RegexBasedDetector
-from detect_secrets.plugins.discord import DiscordBotTokenDetector
-from detect_secrets.plugins.github_token import GitHubTokenDetector
-from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
-from detect_secrets.plugins.jwt import JwtTokenDetector
-from detect_secrets.plugins.mailchimp import MailchimpDetector
-from detect_secrets.plugins.npm import NpmDetector
-from detect_secrets.plugins.openai import OpenAIDetector
-from detect_secrets.plugins.pypi_token import PypiTokenDetector
-from detect_secrets.plugins.sendgrid import SendGridDetector
-from detect_secrets.plugins.slack import SlackDetector
-from detect_secrets.plugins.square_oauth import SquareOAuthDetector
-from detect_secrets.plugins.stripe import StripeDetector
-from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
-from detect_secrets.plugins.twilio import TwilioKeyDetector
 
 from analyzer.redact.detectors import RegexDetector, Span
 
@@ -52,7 +35,10 @@ class PluginDetector:
     """Some of the ``denylist`` regexes of one detect-secrets plugin, as one kind."""
 
     kind: str
-    plugin: type[RegexBasedDetector]
+    #: The plugin class as ``module.Class`` under ``detect_secrets.plugins``, imported on the
+    #: first text the hint lets through: importing detect-secrets brings ``requests`` along,
+    #: a tenth of a second of start-up that a case with no candidate never needs.
+    plugin: str
     #: Which of the plugin's regexes (all when empty).
     which: tuple[int, ...]
     hint: str
@@ -65,9 +51,7 @@ class PluginDetector:
         return (self.kind,)
 
     def find(self, text: str) -> Iterator[Span]:
-        # The plugins declare ``denylist`` as a class attribute (an abstract property on
-        # their base class, which is all the type checker sees).
-        patterns: list[re.Pattern[str]] = list(self.plugin.__dict__["denylist"])
+        patterns = _denylist(self.plugin)
         for index in self.which or range(len(patterns)):
             for match in patterns[index].finditer(text):
                 start, end = match.span(self.group)
@@ -82,39 +66,59 @@ class PluginDetector:
                     yield Span(start, end, self.kind)
 
 
+@cache
+def _denylist(plugin: str) -> tuple[re.Pattern[str], ...]:
+    module, name = plugin.rsplit(".", 1)
+    found = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
+    # The plugins declare ``denylist`` as a class attribute (an abstract property on their
+    # base class, which is all the type checker sees).
+    return tuple(found.__dict__["denylist"])
+
+
 PLUGINS: Final = (
-    PluginDetector("aws-access-key-id", AWSKeyDetector, (0,), r"A3T|ABIA|ACCA|AKIA|ASIA"),
-    PluginDetector("aws-secret-key", AWSKeyDetector, (1,), r"(?i)aws", group=1),
-    PluginDetector("github-token", GitHubTokenDetector, (), r"gh[pousr]_"),
+    PluginDetector("aws-access-key-id", "aws.AWSKeyDetector", (0,), r"A3T|ABIA|ACCA|AKIA|ASIA"),
+    PluginDetector("aws-secret-key", "aws.AWSKeyDetector", (1,), r"(?i)aws", group=1),
+    PluginDetector("github-token", "github_token.GitHubTokenDetector", (), r"gh[pousr]_"),
     PluginDetector(
         "gitlab-token",
-        GitLabTokenDetector,
+        "gitlab_token.GitLabTokenDetector",
         (),
         r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941",
     ),
-    PluginDetector("slack-token", SlackDetector, (0,), r"(?i)xox[abposr]-"),
-    PluginDetector("slack-webhook", SlackDetector, (1,), r"(?i)hooks\.slack\.com/services/"),
-    PluginDetector("openai-key", OpenAIDetector, (), r"T3BlbkFJ"),
-    PluginDetector("stripe-key", StripeDetector, (), r"[rs]k_live_"),
-    PluginDetector("twilio-key", TwilioKeyDetector, (), r"(?:AC|SK)[a-z0-9]{32}"),
-    PluginDetector("sendgrid-key", SendGridDetector, (), r"SG\."),
-    PluginDetector("mailchimp-key", MailchimpDetector, (), r"-us[0-9]"),
-    PluginDetector("npm-token", NpmDetector, (), r"_authToken", group=1),
-    PluginDetector("pypi-token", PypiTokenDetector, (), r"pypi-AgE"),
-    PluginDetector("discord-token", DiscordBotTokenDetector, (), r"[MNO][a-zA-Z0-9_-]{23,25}\."),
+    PluginDetector("slack-token", "slack.SlackDetector", (0,), r"(?i)xox[abposr]-"),
     PluginDetector(
-        "telegram-token", TelegramBotTokenDetector, (), r"[0-9]{8,10}:[0-9A-Za-z_-]{35}"
+        "slack-webhook", "slack.SlackDetector", (1,), r"(?i)hooks\.slack\.com/services/"
     ),
-    PluginDetector("square-secret", SquareOAuthDetector, (), r"sq0csp-"),
-    PluginDetector("azure-storage-key", AzureStorageKeyDetector, (), r"AccountKey="),
+    PluginDetector("openai-key", "openai.OpenAIDetector", (), r"T3BlbkFJ"),
+    PluginDetector("stripe-key", "stripe.StripeDetector", (), r"[rs]k_live_"),
+    PluginDetector("twilio-key", "twilio.TwilioKeyDetector", (), r"(?:AC|SK)[a-z0-9]{32}"),
+    PluginDetector("sendgrid-key", "sendgrid.SendGridDetector", (), r"SG\."),
+    PluginDetector("mailchimp-key", "mailchimp.MailchimpDetector", (), r"-us[0-9]"),
+    PluginDetector("npm-token", "npm.NpmDetector", (), r"_authToken", group=1),
+    PluginDetector("pypi-token", "pypi_token.PypiTokenDetector", (), r"pypi-AgE"),
+    PluginDetector(
+        "discord-token", "discord.DiscordBotTokenDetector", (), r"[MNO][a-zA-Z0-9_-]{23,25}\."
+    ),
+    PluginDetector(
+        "telegram-token",
+        "telegram_token.TelegramBotTokenDetector",
+        (),
+        r"[0-9]{8,10}:[0-9A-Za-z_-]{35}",
+    ),
+    PluginDetector("square-secret", "square_oauth.SquareOAuthDetector", (), r"sq0csp-"),
+    PluginDetector(
+        "azure-storage-key", "azure_storage_key.AzureStorageKeyDetector", (), r"AccountKey="
+    ),
     # Only the AKC form: the plugin's "AP<hex>…" form takes ordinary upper-case words.
-    PluginDetector("artifactory-token", ArtifactoryDetector, (0,), r"AKC"),
+    PluginDetector("artifactory-token", "artifactory.ArtifactoryDetector", (0,), r"AKC"),
 )
 
 
 def _jwt_kind(text: str, match: re.Match[str]) -> str | None:
     """``jwt``, ``kubernetes-token`` for a service-account token, None when the candidate is
     not a formally valid JWT (detect-secrets' check)."""
+    from detect_secrets.plugins.jwt import JwtTokenDetector
+
     token = match.group("s")
     if not JwtTokenDetector.is_formally_valid(token):
         return None

@@ -48,11 +48,18 @@ def _environment() -> jinja2.Environment:
 
 
 def render(
-    case: Case, findings: Findings, catalogue: Catalogue, *, redact: Callable[[str], str]
+    case: Case,
+    findings: Findings,
+    catalogue: Catalogue,
+    *,
+    redact: Callable[[str], str],
+    data: CaseData | None = None,
 ) -> str:
     """The HTML report of a diagnosed case (``findings`` made from ``case`` and
-    ``catalogue``; ``redact`` applied to every message quoted beyond the findings')."""
-    data = load(case, catalogue)
+    ``catalogue``; ``redact`` applied to every message quoted beyond the findings';
+    ``data``: the case's evidence, when read already)."""
+    if data is None:
+        data = load(case, catalogue)
     strip = heat_strip(data, findings, redact)
     pages = _knowledge(findings, catalogue)
     context = {

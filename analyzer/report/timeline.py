@@ -15,7 +15,7 @@ from typing import Any, Final
 from xml.sax.saxutils import escape, quoteattr
 
 from analyzer.case.store import Case
-from analyzer.diagnose.evidence import load
+from analyzer.diagnose.evidence import CaseData, load
 from analyzer.diagnose.findings import Findings
 from analyzer.report.heat import heat_strip
 from analyzer.report.markdown import TIMELINE_FILE
@@ -135,8 +135,14 @@ def render(strip: dict[str, Any], title: str) -> str:
 
 
 def picture(
-    case: Case, findings: Findings, catalogue: Catalogue, *, redact: Callable[[str], str]
+    case: Case,
+    findings: Findings,
+    catalogue: Catalogue,
+    *,
+    redact: Callable[[str], str],
+    data: CaseData | None = None,
 ) -> str:
-    """``timeline.svg`` of a diagnosed case (as :func:`analyzer.report.html.render` gets it)."""
-    strip = heat_strip(load(case, catalogue), findings, redact)
+    """``timeline.svg`` of a diagnosed case (as :func:`analyzer.report.html.render` gets it;
+    ``data``: its evidence, when read already)."""
+    strip = heat_strip(data if data is not None else load(case, catalogue), findings, redact)
     return render(strip, f"culprit: {findings.verdict.summary}")

@@ -3,15 +3,28 @@ and that every row of the case has its template (nothing lost)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from analyzer import api
 from analyzer.case.layout import TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE, TEMPLATES_FILE
-from analyzer.signatures.templates import error_rank, template_expr
+from analyzer.signatures import templates as templates_mod
+from analyzer.signatures.templates import (
+    META_KEY,
+    RULES,
+    TEMPLATES_FORMAT,
+    error_rank,
+    template_expr,
+    templated,
+    write_templates,
+)
 from tests.helpers import check_accounting
+
+TABLES = (TEMPLATES_FILE, TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE)
 
 
 def _templates(*messages: str) -> list[str]:
@@ -36,6 +49,60 @@ def test_a_traceback_keeps_its_exception_and_a_record_its_first_line() -> None:
     )
     assert traceback == "Traceback (most recent call last): ... ValueError: bad <*>"
     assert folded == "Num devices: <*>"
+
+
+def test_first_line_cut_before_and_after_the_template_chars() -> None:
+    # A line end inside the first TEMPLATE_CHARS characters cuts there; one past them does
+    # not matter; no line end at all keeps the whole (cut) message; "\r" is not a line end.
+    inside, past, single, carriage, empty, only_end = _templates(
+        "é" * 10 + " 7\nsecond",
+        "a" * 240 + "\nsecond",
+        "one line, rank 4",
+        "one\r line",
+        "",
+        "\n",
+    )
+    assert inside == "é" * 10 + " <*>"
+    assert past == "a" * 240
+    assert single == "one line, rank <*>"
+    assert carriage == "one line"
+    assert empty == only_end == ""
+
+
+def test_templated_masks_each_distinct_message_once_in_row_order() -> None:
+    messages = ["b 2 failed", None, "a 1", "b 2 failed", "a 1", None, "c\nd 4", "a 1"]
+    rows = pl.LazyFrame(
+        {
+            "row_id": list(range(len(messages))),
+            "ts": [None] * len(messages),
+            "host": ["h"] * len(messages),
+            "severity": ["ERROR", "INFO"] * (len(messages) // 2),
+            "message": messages,
+        },
+        schema_overrides={"ts": pl.Datetime("ns", "UTC"), "message": pl.String},
+    )
+    got = templated(rows).collect()
+    # The same as masking every row on its own.
+    expected = (
+        rows.with_columns(template_expr(pl.col("message")).alias("template"))
+        .with_columns(
+            pl.col("template").hash(seed=26).alias("template_id"),
+            error_rank(pl.col("severity"), pl.col("template")).alias("error_rank"),
+        )
+        .collect()
+    )
+    assert got.equals(expected)
+    assert got["row_id"].to_list() == list(range(len(messages)))
+    assert got["template"].to_list() == [
+        "b <*> failed",
+        "",
+        "a <*>",
+        "b <*> failed",
+        "a <*>",
+        "",
+        "c",
+        "a <*>",
+    ]
 
 
 def test_error_rank_puts_plain_statements_first() -> None:
@@ -74,3 +141,62 @@ def test_match_writes_the_tables_and_every_row_has_a_template(
     assert error["error"].to_list() == [True]
     cells = pl.read_parquet(case / TEMPLATE_HOSTS_FILE)
     assert cells["rows"].sum() == total
+
+
+def _case_rows(tmp_path: Path, messages: list[str]) -> list[Path]:
+    rows = tmp_path / "rows"
+    rows.mkdir(exist_ok=True)
+    path = rows / "part-00000.parquet"
+    pl.DataFrame(
+        {
+            "row_id": list(range(len(messages))),
+            "ts": [None] * len(messages),
+            "host": ["h"] * len(messages),
+            "severity": ["INFO"] * len(messages),
+            "message": messages,
+        },
+        schema_overrides={"ts": pl.Datetime("ns", "UTC")},
+    ).write_parquet(path)
+    return [path]
+
+
+def test_tables_made_from_the_same_rows_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = _case_rows(tmp_path, ["step 1 done", "step 2 done", "disk failed"])
+    assert write_templates(files, tmp_path) == 2
+    written = {name: (tmp_path / name).stat().st_mtime_ns for name in TABLES}
+
+    def refuse(rows: pl.LazyFrame) -> pl.LazyFrame:
+        raise AssertionError("templated again")
+
+    monkeypatch.setattr(templates_mod, "templated", refuse)
+    # Re-matching the same rows: nothing is read or written again.
+    assert write_templates(files, tmp_path) == 2
+    assert {name: (tmp_path / name).stat().st_mtime_ns for name in TABLES} == written
+    monkeypatch.undo()
+
+    # Other rows (another size and row count): made again.
+    files = _case_rows(tmp_path, ["step 1 done", "rank 3 failed", "oom", "oom"])
+    assert write_templates(files, tmp_path) == 3
+    assert pl.read_parquet(tmp_path / TEMPLATES_FILE)["rows"].sum() == 4
+
+
+@pytest.mark.parametrize("change", ["rules", "format", "missing", "source"])
+def test_tables_of_other_rules_or_rows_are_made_again(tmp_path: Path, change: str) -> None:
+    files = _case_rows(tmp_path, ["step 1 done", "disk failed"])
+    write_templates(files, tmp_path)
+    path = tmp_path / TEMPLATE_HOSTS_FILE
+    table = pl.read_parquet(path)
+    meta = json.loads(pl.read_parquet_metadata(path)[META_KEY])
+    if change == "missing":
+        path.unlink()
+    else:
+        meta[change] = "other" if change != "source" else [["part-00000.parquet", 1, 2]]
+        table.write_parquet(path, metadata={META_KEY: json.dumps(meta)})
+    before = (tmp_path / TEMPLATES_FILE).stat().st_mtime_ns
+    write_templates(files, tmp_path)
+    assert (tmp_path / TEMPLATES_FILE).stat().st_mtime_ns != before or change == "missing"
+    fresh = json.loads(pl.read_parquet_metadata(path)[META_KEY])
+    assert fresh["rules"] == RULES and fresh["format"] == TEMPLATES_FORMAT
+    assert fresh["source"] == [["part-00000.parquet", files[0].stat().st_size, 2]]
