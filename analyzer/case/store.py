@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 
-import duckdb
 from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:
+    import duckdb
 
 from analyzer.case.layout import (
     CASE_FORMAT,
@@ -51,6 +53,9 @@ class Case:
         """An in-memory DuckDB connection with views ``rows``, ``files``, ``quarantine``,
         ``duplicates``, ``hosts`` (and ``matches`` when the case has been matched: row_id,
         signature, role, captures and the row's ts, host, source, file path, line, message)."""
+        # Imported here: an analysis that never queries its case does not pay for DuckDB.
+        import duckdb
+
         connection = duckdb.connect()
         if self.has_rows():
             connection.execute(

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pyarrow as pa
 
 from analyzer import __version__, defaults
@@ -347,6 +346,8 @@ def query(case: str | Path, sql: str) -> pa.Table:
     Raises:
         QueryError: the SQL does not run; the message is DuckDB's.
     """
+    import duckdb
+
     opened = load_case(case)
     with opened.connect() as connection:
         try:
