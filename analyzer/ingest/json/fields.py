@@ -24,6 +24,7 @@ from analyzer.ingest.lines.framing import LineChunk, iter_line_chunks
 from analyzer.streams import Readable
 
 _LOCAL = threading.local()
+_STRING_VIEWS: Final = pl.CompatLevel.newest()
 
 
 def connection() -> duckdb.DuckDBPyConnection:
@@ -31,6 +32,9 @@ def connection() -> duckdb.DuckDBPyConnection:
     existing: duckdb.DuckDBPyConnection | None = getattr(_LOCAL, "connection", None)
     if existing is None:
         existing = duckdb.connect()
+        # Strings handed over as Arrow string views, polars' own layout: neither the records
+        # going in nor the fields coming out are copied into another string layout.
+        existing.execute("SET produce_arrow_string_view = true")
         _LOCAL.connection = existing
     return existing
 
@@ -223,7 +227,7 @@ def extract(
 def _query(sql: str, texts: pl.Series) -> pl.DataFrame:
     """``sql`` over the records ``texts`` (the table ``entries``, column ``text``)."""
     db = connection()
-    db.register("entries", pa.table({"text": texts.to_arrow()}))
+    db.register("entries", pa.table({"text": texts.to_arrow(compat_level=_STRING_VIEWS)}))
     try:
         parsed = pl.from_arrow(db.sql(sql).to_arrow_table())
     finally:

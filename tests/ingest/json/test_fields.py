@@ -11,7 +11,7 @@ import pytest
 
 from analyzer.case.inputs import ReadOptions
 from analyzer.ingest.base import ReadContext
-from analyzer.ingest.json.fields import FieldSpec, _blank_lines, _query, extract
+from analyzer.ingest.json.fields import FieldSpec, _blank_lines, _query, connection, extract
 from analyzer.ingest.lines.framing import iter_line_chunks
 
 
@@ -127,3 +127,18 @@ def test_a_record_that_is_not_json_falls_back_to_the_guarded_extraction() -> Non
         if bad in texts:
             assert [issue.reason for issue in ctx.issues] == ["not valid JSON"]
     assert rows[0].equals(rows[1])
+
+
+def test_string_views_change_nothing_in_what_is_extracted() -> None:
+    """The connection hands strings over as Arrow string views (no copy into another layout):
+    the fields are those of DuckDB's default large strings."""
+    texts = pl.Series("text", _PARSED)
+    db = connection()
+    views = _query(_SPEC._fast_sql, texts)  # type: ignore[attr-defined]
+    db.execute("SET produce_arrow_string_view = false")
+    try:
+        plain = _query(_SPEC._fast_sql, texts)  # type: ignore[attr-defined]
+    finally:
+        db.execute("SET produce_arrow_string_view = true")
+    assert views.schema == plain.schema
+    assert views.equals(plain)
