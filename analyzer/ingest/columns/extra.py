@@ -4,8 +4,10 @@ Built with string concatenation over whole columns, because it runs on every row
 text goes through a JSON encoder, values known to need no escaping are quoted directly.
 
 An eager ``select`` evaluates an expression again wherever it is used, so each field's value
-is referenced once where null propagation allows it (``token``, ``number``, ``raw``), and the
-joined members once: a value that costs (a regex over messages) is best passed as a column.
+is referenced once where null propagation allows it (``token``, ``number``), and the joined
+members once: a value that costs (a regex over messages) is best passed as a column. A ``raw``
+value (a sub-object, often most of the bytes) is referenced twice instead, so that its bytes are
+copied once, straight into the joined members: pass it as a column.
 """
 
 from __future__ import annotations
@@ -34,14 +36,18 @@ def _value(value: pl.Expr, kind: Kind) -> pl.Expr:
     return value.cast(pl.String)
 
 
+def _prefix(key: str) -> str:
+    return "," + json.dumps(key) + ":"
+
+
 def _member(key: str, value: pl.Expr, kind: Kind) -> pl.Expr:
-    """``,"key":value``, null where ``value`` is null."""
+    """``,"key":value``, null where ``value`` is null (``raw`` values: :func:`members`)."""
     if kind == "members":
         inner = value.str.slice(1, value.str.len_chars() - 2)
         keep = value.is_not_null() & (inner.str.len_bytes() > 0)
         return pl.when(keep).then(pl.concat_str([pl.lit(","), inner]))
-    prefix = pl.lit("," + json.dumps(key) + ":")
-    if kind in ("token", "number", "raw"):
+    prefix = pl.lit(_prefix(key))
+    if kind in ("token", "number"):
         # concat_str is null where the value is: no second reference to it.
         return pl.concat_str([prefix, _value(value, kind)])
     return pl.when(value.is_not_null()).then(pl.concat_str([prefix, _value(value, kind)]))
@@ -50,7 +56,15 @@ def _member(key: str, value: pl.Expr, kind: Kind) -> pl.Expr:
 def members(fields: list[tuple[str, pl.Expr, Kind]]) -> pl.Expr:
     """The non-null ``fields`` (key, value, kind) as JSON members, in the given order, each
     with a leading comma: ``,"a":1,"b":"x"``, or the empty string when every field is null."""
-    return pl.concat_str([_member(*field) for field in fields], ignore_nulls=True)
+    parts: list[pl.Expr] = []
+    for key, value, kind in fields:
+        if kind == "raw":
+            # The key and the value as two parts (both null where the value is): a member of
+            # its own would copy the value's bytes once more before the join.
+            parts += [pl.when(value.is_not_null()).then(pl.lit(_prefix(key))), value]
+        else:
+            parts.append(_member(key, value, kind))
+    return pl.concat_str(parts, ignore_nulls=True)
 
 
 def compact_json(fields: list[tuple[str, pl.Expr, Kind]]) -> pl.Expr:

@@ -43,6 +43,34 @@ def test_compact_json_text_is_escaped_and_tokens_are_quoted() -> None:
     assert json.loads(got) == {"t": 'say "hi"\n', "k": "abc", "b": True, "r": {"x": 1}}
 
 
+def test_compact_json_raw_members_are_left_out_where_null_first_middle_or_alone() -> None:
+    # A raw value is joined as two parts (key, value): a null value must drop its key too,
+    # whether it comes first, between other members, or is the only field set.
+    frame = pl.DataFrame(
+        {
+            "r": [None, '{"x":1}', None, None, "[]"],
+            "t": ["a", None, None, "b", None],
+            "s": ['{"y":2}', '{"z":3}', None, None, None],
+        }
+    )
+    got = frame.select(
+        compact_json(
+            [
+                ("r", pl.col("r"), "raw"),
+                ("t", pl.col("t"), "text"),
+                ("s", pl.col("s"), "raw"),
+            ]
+        )
+    )
+    assert got.to_series().to_list() == [
+        '{"t":"a","s":{"y":2}}',
+        '{"r":{"x":1},"s":{"z":3}}',
+        None,
+        '{"t":"b"}',
+        '{"r":[]}',
+    ]
+
+
 def test_append_members_covers_every_case_of_extra_and_fields() -> None:
     frame = pl.DataFrame(
         {"extra": [None, None, '{"a":1}', '{"a":1}'], "v": [None, "x", None, "y"]},

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 
+import duckdb
 import numpy as np
 import polars as pl
+import pytest
 
 from analyzer.case.inputs import ReadOptions
 from analyzer.ingest.base import ReadContext
-from analyzer.ingest.json.fields import FieldSpec, _blank_lines, extract
+from analyzer.ingest.json.fields import FieldSpec, _blank_lines, _query, connection, extract
 from analyzer.ingest.lines.framing import iter_line_chunks
 
 
@@ -78,3 +80,65 @@ def test_extract_of_only_good_records_keeps_them_all() -> None:
         (2, 10, None, "2"),
     ]
     assert ctx.issues == []
+
+
+#: Records every extraction parses: objects of every shape, and JSON values that are not.
+_PARSED = [
+    '{"a":"1","x":{"b": 2}}',
+    ' \t{"a":"2"}\r',
+    '{"a":3,}',
+    '{"b":"4","a":null}',
+    '{"a":"\\u00e9\\n\\"q\\"","x":{"b":[1,{"c":"\\u2028"}],"d":1.50e3,"e":"\\/"}}',
+    '{"a":{"n":1},"x":[]}',
+    '{"a":true,"x":"text"}',
+    '{"x":{}}',
+    "[1,2]",
+    '"text"',
+    "42",
+    "null",
+]
+
+
+def test_unguarded_extraction_gives_what_the_guarded_one_gives() -> None:
+    """The fast query (no ``try``, sub-objects without a cast) returns exactly what the
+    guarded query returns wherever it runs at all."""
+    texts = pl.Series("text", _PARSED)
+    fast = _query(_SPEC._fast_sql, texts)  # type: ignore[attr-defined]
+    guarded = _query(_SPEC._sql, texts)  # type: ignore[attr-defined]
+    assert fast.schema == guarded.schema
+    assert fast.equals(guarded)
+
+
+def test_a_record_that_is_not_json_falls_back_to_the_guarded_extraction() -> None:
+    """One bad record fails the fast query for its whole chunk; the chunk is extracted again,
+    guarded, and its good records come out as they do without the bad one."""
+    bad = '{"a":'
+    with pytest.raises(duckdb.Error):
+        _query(_SPEC._fast_sql, pl.Series("text", [*_PARSED, bad]))  # type: ignore[attr-defined]
+    objects = [text for text in _PARSED if text.lstrip(" \t").startswith("{")]
+    rows = []
+    for texts in (objects, [objects[0], bad, *objects[1:]]):
+        ctx = ReadContext("x", ReadOptions())
+        lines = np.arange(1, len(texts) + 1, dtype=np.int32)
+        offsets = np.zeros(len(texts), dtype=np.int64)
+        frame = extract(_SPEC, pl.Series("text", texts), lines, offsets, ctx, "thing")
+        assert frame.height + ctx.counts.dropped == len(texts)
+        rows.append(frame.drop("line", "offset"))
+        if bad in texts:
+            assert [issue.reason for issue in ctx.issues] == ["not valid JSON"]
+    assert rows[0].equals(rows[1])
+
+
+def test_string_views_change_nothing_in_what_is_extracted() -> None:
+    """The connection hands strings over as Arrow string views (no copy into another layout):
+    the fields are those of DuckDB's default large strings."""
+    texts = pl.Series("text", _PARSED)
+    db = connection()
+    views = _query(_SPEC._fast_sql, texts)  # type: ignore[attr-defined]
+    db.execute("SET produce_arrow_string_view = false")
+    try:
+        plain = _query(_SPEC._fast_sql, texts)  # type: ignore[attr-defined]
+    finally:
+        db.execute("SET produce_arrow_string_view = true")
+    assert views.schema == plain.schema
+    assert views.equals(plain)
