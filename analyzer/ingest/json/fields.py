@@ -11,9 +11,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import duckdb
 import numpy as np
 import numpy.typing as npt
 import polars as pl
@@ -23,6 +22,9 @@ from analyzer.ingest.base import ReadContext
 from analyzer.ingest.lines.framing import LineChunk, iter_line_chunks
 from analyzer.streams import Readable
 
+if TYPE_CHECKING:
+    import duckdb
+
 _LOCAL = threading.local()
 _STRING_VIEWS: Final = pl.CompatLevel.newest()
 
@@ -31,10 +33,15 @@ def connection() -> duckdb.DuckDBPyConnection:
     """This thread's DuckDB connection (opening one costs ~25 ms; bundles have many files)."""
     existing: duckdb.DuckDBPyConnection | None = getattr(_LOCAL, "connection", None)
     if existing is None:
+        # Imported here: a bundle without JSON never pays for DuckDB.
+        import duckdb
+
         existing = duckdb.connect()
         # Strings handed over as Arrow string views, polars' own layout: neither the records
         # going in nor the fields coming out are copied into another string layout.
         existing.execute("SET produce_arrow_string_view = true")
+        # DuckDB draws a progress bar on a terminal for a long query, --quiet or not.
+        existing.execute("SET enable_progress_bar = false")
         _LOCAL.connection = existing
     return existing
 
@@ -194,6 +201,8 @@ def extract(
     """
     if texts.len() == 0:
         return pl.DataFrame()
+    import duckdb
+
     try:
         parsed = _query(spec._fast_sql, texts)  # type: ignore[attr-defined]
     except duckdb.Error:

@@ -24,9 +24,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-import duckdb
 import polars as pl
 
 from analyzer.errors import SignatureError
@@ -37,6 +36,9 @@ from analyzer.signatures.compile import (
     empty_matches,
 )
 from analyzer.signatures.dialect import UnportableRegex, ascii_lower, translate
+
+if TYPE_CHECKING:
+    import duckdb
 
 #: Characters of anchor alternation per prefilter regex. RE2 runs an alternation of literals
 #: as one lazily built DFA; past its memory budget it falls back to a far slower engine
@@ -62,6 +64,9 @@ def _re2_escape(text: str) -> str:
 
 
 def _connection() -> duckdb.DuckDBPyConnection:
+    # Imported here: the default backend is polars, and an analysis need not load DuckDB.
+    import duckdb
+
     connection = duckdb.connect()
     connection.execute("SET enable_progress_bar = false")
     return connection
@@ -74,6 +79,8 @@ def _checker() -> duckdb.DuckDBPyConnection:
 
 def compile_error(pattern: str) -> str | None:
     """Why RE2 (as DuckDB uses it) rejects ``pattern`` once translated, or None."""
+    import duckdb
+
     try:
         translated = translate(pattern, "re2")
         _checker().execute(f"SELECT regexp_matches('', {_literal(translated)})").fetchall()
