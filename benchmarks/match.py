@@ -35,8 +35,13 @@ from typing import Any, Final
 
 from analyzer import api
 
-# The matches file's name: part of the case layout (ARCHITECTURE.md), which no API names.
-from analyzer.case.layout import MATCHES_FILE
+# The files' names: part of the case layout (ARCHITECTURE.md), which no API names.
+from analyzer.case.layout import (
+    MATCHES_FILE,
+    TEMPLATE_HOSTS_FILE,
+    TEMPLATE_ROWS_FILE,
+    TEMPLATES_FILE,
+)
 from analyzer.signatures.dialect import Engine, UnportableRegex, translate
 from benchmarks import BENCHMARKS_DIR, MIB, measure, say
 from benchmarks.bundles import CASE_DIR, CachedCase, parse_rows, prepare_case, sample_lines
@@ -67,6 +72,10 @@ _MATCH_LINE: Final = re.compile(r"; (?P<backend>\w+) (?P<seconds>[\d.]+) s, [\d,
 # -- the measurements -----------------------------------------------------------------------------
 
 
+#: What ``culprit match`` writes beside the matches (the log templates of the same pass).
+TEMPLATE_TABLES = (TEMPLATES_FILE, TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE)
+
+
 def measure_backend(
     name: str, order: int, case: Path, cached: CachedCase, runs: int, logs: Path
 ) -> dict[str, Any]:
@@ -79,9 +88,16 @@ def measure_backend(
     inner: list[float | None] = []
     metas: list[dict[str, Any]] = []
     matches = case / MATCHES_FILE
-    for number, run in measure.repeat(
-        command, runs, logs, f"match-{name}", lambda: matches.unlink(missing_ok=True)
-    ):
+    # Every run matches the case as ingest left it: without the matches, and without the
+    # template tables, which a re-match keeps when its rows are unchanged (runs before
+    # 2026-12-07 evening timed the first run with them and the others without).
+    made = [matches, *(case / table for table in TEMPLATE_TABLES)]
+
+    def fresh() -> None:
+        for path in made:
+            path.unlink(missing_ok=True)
+
+    for number, run in measure.repeat(command, runs, logs, f"match-{name}", fresh):
         results.append(run)
         metas.append(matches_meta(matches))
         log = (logs / f"match-{name}-{number}.log").read_text(errors="replace")
