@@ -34,7 +34,8 @@ def spans_to_strings(
     Spans normally follow each other with only ``trim`` characters in between (line
     terminators, JSON separators): then each string runs to the next span's start and the
     separators are trimmed off, without copying the data. ``exact`` packs the spans into a new
-    buffer instead, for spans that were cut short.
+    buffer instead, for spans that were cut short. Either way a span loses the ``trim``
+    characters at its end, so a string does not depend on the path its block took.
     """
     count = len(starts)
     if count == 0:
@@ -56,7 +57,10 @@ def spans_to_strings(
     offsets = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(ends - starts, out=offsets[1:])
     packed = buf[keep]
-    return pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(packed))
+    array = pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(packed))
+    # The same text as the trimmed path gives: a span's own trailing ``trim`` characters go too
+    # (``abc\r\r\n`` reads ``abc`` whichever path its block takes).
+    return pc.utf8_rtrim(array, characters=trim)
 
 
 def invalid_utf8_spans(data: bytes, starts: IntArray, ends: IntArray) -> IntArray:
