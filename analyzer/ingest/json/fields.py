@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -59,6 +59,11 @@ class FieldSpec:
 
     scalars: dict[str, list[str]]
     objects: dict[str, list[str]]
+    # Derived once from the two above (set in __post_init__ of the frozen instance).
+    _index: dict[str, list[int]] = field(init=False, repr=False, compare=False)
+    _raw_index: dict[str, list[int]] = field(init=False, repr=False, compare=False)
+    _sql: str = field(init=False, repr=False, compare=False)
+    _fast_sql: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         paths, index = _flatten(self.scalars)
@@ -73,8 +78,7 @@ class FieldSpec:
 
     def columns(self) -> list[pl.Expr]:
         """Expressions turning the extracted lists into one column per field."""
-        index: dict[str, list[int]] = self._index  # type: ignore[attr-defined]
-        raw_index: dict[str, list[int]] = self._raw_index  # type: ignore[attr-defined]
+        index, raw_index = self._index, self._raw_index
         scalars = [
             pl.coalesce([pl.col("f").list.get(i, null_on_oob=True) for i in positions]).alias(name)
             for name, positions in index.items()
@@ -204,11 +208,11 @@ def extract(
     import duckdb
 
     try:
-        parsed = _query(spec._fast_sql, texts)  # type: ignore[attr-defined]
+        parsed = _query(spec._fast_sql, texts)
     except duckdb.Error:
         # A record that is not JSON (rare): the chunk is extracted again with every record
         # guarded, the failed ones null, and classified below.
-        parsed = _query(spec._sql, texts)  # type: ignore[attr-defined]
+        parsed = _query(spec._sql, texts)
     frame = parsed.with_columns(
         entry=texts,
         line=pl.Series(lines, dtype=pl.Int32),

@@ -103,8 +103,8 @@ def test_unguarded_extraction_gives_what_the_guarded_one_gives() -> None:
     """The fast query (no ``try``, sub-objects without a cast) returns exactly what the
     guarded query returns wherever it runs at all."""
     texts = pl.Series("text", _PARSED)
-    fast = _query(_SPEC._fast_sql, texts)  # type: ignore[attr-defined]
-    guarded = _query(_SPEC._sql, texts)  # type: ignore[attr-defined]
+    fast = _query(_SPEC._fast_sql, texts)
+    guarded = _query(_SPEC._sql, texts)
     assert fast.schema == guarded.schema
     assert fast.equals(guarded)
 
@@ -114,7 +114,7 @@ def test_a_record_that_is_not_json_falls_back_to_the_guarded_extraction() -> Non
     guarded, and its good records come out as they do without the bad one."""
     bad = '{"a":'
     with pytest.raises(duckdb.Error):
-        _query(_SPEC._fast_sql, pl.Series("text", [*_PARSED, bad]))  # type: ignore[attr-defined]
+        _query(_SPEC._fast_sql, pl.Series("text", [*_PARSED, bad]))
     objects = [text for text in _PARSED if text.lstrip(" \t").startswith("{")]
     rows = []
     for texts in (objects, [objects[0], bad, *objects[1:]]):
@@ -134,10 +134,10 @@ def test_string_views_change_nothing_in_what_is_extracted() -> None:
     the fields are those of DuckDB's default large strings."""
     texts = pl.Series("text", _PARSED)
     db = connection()
-    views = _query(_SPEC._fast_sql, texts)  # type: ignore[attr-defined]
+    views = _query(_SPEC._fast_sql, texts)
     db.execute("SET produce_arrow_string_view = false")
     try:
-        plain = _query(_SPEC._fast_sql, texts)  # type: ignore[attr-defined]
+        plain = _query(_SPEC._fast_sql, texts)
     finally:
         db.execute("SET produce_arrow_string_view = true")
     assert views.schema == plain.schema
