@@ -15,7 +15,7 @@ from analyzer.case.layout import TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE, TEMPLA
 from analyzer.case.store import Case
 from analyzer.errors import CaseError
 from analyzer.signatures.matching import row_files
-from analyzer.signatures.templates import templates_current, write_templates
+from analyzer.signatures.templates import span_columns, templates_current, write_templates
 
 #: A template the case logs in more time buckets than this, on more than a few hosts, is
 #: routine (a benign error retried all run long): never rare, never a failure's first line.
@@ -44,17 +44,7 @@ class Patterns:
         rows = self.rows
         if start is not None and end is not None:
             rows = rows.filter(pl.col("ts").dt.epoch("ns").is_between(start, end))
-        per_host = (
-            rows.group_by("template_id", "host")
-            .agg(
-                pl.len().cast(pl.Int64).alias("rows"),
-                pl.col("row_id").min().alias("first_row"),
-                pl.col("row_id").max().alias("last_row"),
-                pl.col("ts").min().alias("first_ts"),
-                pl.col("ts").max().alias("last_ts"),
-            )
-            .collect()
-        )
+        per_host = rows.group_by("template_id", "host").agg(*span_columns()).collect()
         hosts = int(self.templates.select(pl.col("hosts").max()).item() or 0)
         routine = (pl.col("buckets") > ROUTINE_BUCKETS) & (pl.col("hosts") > rare_limit(hosts))
         return per_host.join(

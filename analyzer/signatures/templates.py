@@ -187,6 +187,17 @@ def templated(rows: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+def span_columns() -> list[pl.Expr]:
+    """What a group of templated rows keeps: its rows, its first and last row and time."""
+    return [
+        pl.len().cast(pl.Int64).alias("rows"),
+        pl.col("row_id").min().alias("first_row"),
+        pl.col("row_id").max().alias("last_row"),
+        pl.col("ts").min().alias("first_ts"),
+        pl.col("ts").max().alias("last_ts"),
+    ]
+
+
 def _cells(rows: pl.LazyFrame) -> pl.LazyFrame:
     """Rows per template × host × bucket, with first/last row and time, from templated rows."""
     return (
@@ -195,13 +206,7 @@ def _cells(rows: pl.LazyFrame) -> pl.LazyFrame:
             pl.col("ts").dt.truncate(f"{BUCKET_S}s").alias("bucket"),
         )
         .group_by("template_id", "host", "bucket")
-        .agg(
-            pl.len().cast(pl.Int64).alias("rows"),
-            pl.col("row_id").min().alias("first_row"),
-            pl.col("row_id").max().alias("last_row"),
-            pl.col("ts").min().alias("first_ts"),
-            pl.col("ts").max().alias("last_ts"),
-        )
+        .agg(*span_columns())
     )
 
 
