@@ -147,7 +147,7 @@ def test_interrupted_first_ingest_leaves_no_case(
 def test_stale_staging_directory_is_replaced(tmp_path: Path) -> None:
     stale = tmp_path / ".case.partial"
     (stale / "rows").mkdir(parents=True)
-    (stale / "rows" / "part-00000.parquet").write_bytes(b"junk")
+    (stale / "rows" / "part-000000-0000.parquet").write_bytes(b"junk")
     api.ingest([EXAMPLE], tmp_path / "case")
     assert not stale.exists()
     assert api.case_info(tmp_path / "case").meta.counts.rows > 0
@@ -160,7 +160,7 @@ def test_same_bundle_gives_identical_parquet(tmp_path: Path) -> None:
         "files.parquet",
         "quarantine.parquet",
         "duplicates.parquet",
-        "rows/part-00000.parquet",
+        "rows/part-000000-0000.parquet",
     ):
         assert (a / name).read_bytes() == (b / name).read_bytes(), name
     meta_a = json.loads((a / "case.json").read_text())

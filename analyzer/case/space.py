@@ -1,12 +1,12 @@
 """Free space for an ingest: what it needs and where, checked before anything is written; and
 a disk that fills up anyway, turned into one clear error.
 
-An ingest writes in two places: the case's staging directory beside the target (the case
-itself, and a part rewritten beside itself while hosts and duplicates are settled), and the
-scratch directory where worker processes spool the rows they read until the parent takes them
-(the staging directory too, unless ``--scratch`` moves it elsewhere). The estimates
-come from measured ingests (``docs/reliability.md``): the spool's share is computed by
-:func:`analyzer.ingest.pipeline.run.scratch_bytes`, the case's here.
+An ingest writes its case into a staging directory beside the target: the row files (worker
+processes write theirs there too), and a part rewritten beside itself while hosts and
+duplicates are settled. Remote inputs are mirrored into a scratch directory first (the
+system's temporary directory, or ``--scratch``); their size is not known before they are
+listed, so only a write that fails there is named by it. The estimate comes from measured
+ingests (``docs/reliability.md``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -34,57 +34,40 @@ _FULL_CODES: Final = (errno.ENOSPC, errno.EDQUOT)
 @dataclass(frozen=True)
 class Place:
     """One file system an ingest writes to: the directory named in messages, the bytes the
-    case and the scratch need there, and what was free when the ingest started (``None``:
-    the system would not say)."""
+    ingest needs there, and what was free when the ingest started (``None``: the system
+    would not say)."""
 
     directory: Path
-    case_bytes: int
-    scratch_bytes: int
+    needed: int
     free: int | None
-
-    @property
-    def needed(self) -> int:
-        return self.case_bytes + self.scratch_bytes
 
 
 @dataclass(frozen=True)
 class Need:
-    """Where an ingest writes and how much: one place, or two when the scratch directory lies
-    on another file system than the case."""
+    """Where an ingest writes its case and how much, and the scratch directory remote inputs
+    are mirrored into (``None``: the system's temporary directory)."""
 
-    places: tuple[Place, ...]
+    case: Place
     scratch_dir: Path | None
 
     def place_of(self, written: str | None) -> Place:
-        """The place a failed write went to, by its file name (the case's when unknown),
-        named by the scratch directory when the write was in it."""
+        """The place a failed write went to, by its file name (the case's when unknown): the
+        scratch directory when the write was in it."""
         scratch = self.scratch_dir
         if written is None or scratch is None:
-            return self.places[0]
+            return self.case
         inside = Path(written)
         if inside != scratch and scratch not in inside.parents:
-            return self.places[0]
-        return replace(
-            next((p for p in self.places if p.scratch_bytes), self.places[-1]), directory=scratch
-        )
+            return self.case
+        return Place(scratch, 0, _free(scratch))
 
 
-def estimate(target: Path, input_bytes: int, scratch_bytes: int, scratch: Path | None) -> Need:
-    """What an ingest of ``input_bytes`` into ``target`` needs, with ``scratch_bytes`` of
-    spool in ``scratch`` (the staging directory beside ``target`` when ``None``)."""
+def estimate(target: Path, input_bytes: int, scratch: Path | None) -> Need:
+    """What an ingest of ``input_bytes`` into ``target`` needs, with remote inputs mirrored
+    into ``scratch``."""
     case = int(input_bytes * CASE_RATIO)
-    case_bytes = case + min(case, REWRITE_BYTES)
     case_dir = target.parent
-    if scratch is None or _device(scratch) == _device(case_dir):
-        place = Place(case_dir, case_bytes, scratch_bytes, _free(case_dir))
-        return Need((place,), scratch)
-    return Need(
-        (
-            Place(case_dir, case_bytes, 0, _free(case_dir)),
-            Place(scratch, 0, scratch_bytes, _free(scratch)),
-        ),
-        scratch,
-    )
+    return Need(Place(case_dir, case + min(case, REWRITE_BYTES), _free(case_dir)), scratch)
 
 
 def check(need: Need) -> None:
@@ -93,14 +76,14 @@ def check(need: Need) -> None:
     Raises:
         DiskSpaceError: a place has less free space than the ingest needs there.
     """
-    for place in need.places:
-        if place.free is not None and place.needed > place.free:
-            raise DiskSpaceError(
-                f"not enough free space: this ingest needs about {_size(place.needed)} here"
-                f"{_parts(place)}, and {_size(place.free)} is free; {_advice(place)} "
-                "(the estimate is an upper bound: --no-space-check tries anyway)",
-                path=str(place.directory),
-            )
+    place = need.case
+    if place.free is not None and place.needed > place.free:
+        raise DiskSpaceError(
+            f"not enough free space: this ingest needs about {_size(place.needed)} here, "
+            f"and {_size(place.free)} is free; {_advice(need, place)} "
+            "(the estimate is an upper bound: --no-space-check tries anyway)",
+            path=str(place.directory),
+        )
 
 
 def is_disk_full(exc: BaseException) -> bool:
@@ -126,27 +109,18 @@ def disk_full(need: Need, exc: BaseException) -> DiskSpaceError:
     place = need.place_of(str(written) if written is not None else None)
     said = ""
     if place.needed:
-        said = f"; this ingest needs about {_size(place.needed)} here{_parts(place)}"
+        said = f"; this ingest needs about {_size(place.needed)} here"
         if place.free is not None:
             said += f", and {_size(place.free)} was free when it started"
     return DiskSpaceError(
-        f"no space left on device, nothing half-written was kept{said}; {_advice(place)}",
+        f"no space left on device, nothing half-written was kept{said}; {_advice(need, place)}",
         path=str(place.directory),
     )
 
 
-def _parts(place: Place) -> str:
-    if place.case_bytes and place.scratch_bytes:
-        return f" (the case {_size(place.case_bytes)}, scratch {_size(place.scratch_bytes)})"
-    return ""
-
-
-def _advice(place: Place) -> str:
-    if place.scratch_bytes:
-        return (
-            "free some space, move the scratch with --scratch DIR, or read with --jobs 1 "
-            "(no scratch)"
-        )
+def _advice(need: Need, place: Place) -> str:
+    if place is not need.case:
+        return "free some space, or mirror remote inputs elsewhere with --scratch DIR"
     return "free some space, or write the case elsewhere (-o)"
 
 
@@ -156,13 +130,6 @@ def _existing(path: Path) -> Path:
     while not path.exists() and path != path.parent:
         path = path.parent
     return path
-
-
-def _device(path: Path) -> int | None:
-    try:
-        return _existing(path).stat().st_dev
-    except OSError:
-        return None
 
 
 def _free(path: Path) -> int | None:

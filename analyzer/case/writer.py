@@ -20,7 +20,6 @@ from typing import Any, Final
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from analyzer import defaults
@@ -41,32 +40,20 @@ from analyzer.case.layout import (
     ROWS_DIR,
     CaseMeta,
 )
+from analyzer.case.parts import (
+    COMPRESSION,
+    PART_ROWS,
+    ROW_FILE,
+    ROW_GROUP_ROWS,
+    Part,
+    UnitWriter,
+    part_path,
+)
 from analyzer.errors import CaseError
 from analyzer.hosts import EVIDENCE_COLUMNS, HostMap, canonical_host, evidence, resolve
 from analyzer.schema import CANONICAL_SCHEMA, plausible_ts
 
-ROW_GROUP_ROWS: Final = 131_072
-#: A row group is also closed at this many bytes of buffered Arrow data: Cloud Logging rows
-#: are kilobytes each, and 128k of them would hold hundreds of MB in memory.
-ROW_GROUP_BYTES: Final = 48 << 20
-#: ...and at this many buffered record batches: each costs about 25 kB of Arrow structures
-#: beyond its data, and a bundle of 100,000 one-line files (a batch each) held 3 GB before its
-#: first row group. Batches, not tables: a worker's rows come back one batch per table.
-ROW_GROUP_BATCHES: Final = 1024
-PART_ROWS: Final = 1_000_000
 _ISSUE_BATCH: Final = 65_536
-_COMPRESSION: Final = {"compression": "zstd", "compression_level": 1}
-#: Free text has no use for column statistics (nothing prunes on it).
-_FREE_TEXT: Final = ("message", "extra")
-#: How row files are written. Dictionary pages only for the repeated strings: on free text
-#: (messages, extra) Parquet builds a dictionary until it overflows and falls back, which
-#: cost 40 % of the writing time and left larger files (text rows: 324 -> 191 ms CPU and
-#: 11 -> 7 MiB per 500,000 rows). Columns read back alike: the Arrow schema is stored.
-_ROW_FILE: Final = {
-    **_COMPRESSION,
-    "use_dictionary": [f.name for f in CANONICAL_SCHEMA if pa.types.is_dictionary(f.type)],
-    "write_statistics": [name for name in CANONICAL_SCHEMA.names if name not in _FREE_TEXT],
-}
 
 
 class CaseWriter:
@@ -93,14 +80,11 @@ class CaseWriter:
             (self.staging / ROWS_DIR).mkdir(parents=True)
         except OSError as exc:
             raise CaseError(f"cannot create the case directory: {exc}", path=str(target)) from None
-        self._part_index = -1
-        self._part_writer: pq.ParquetWriter | None = None
-        self._part_count = 0
-        self._part_files: list[set[int]] = []
-        self._buffer: list[pa.Table] = []
-        self._buffered = 0
-        self._buffered_bytes = 0
-        self._buffered_batches = 0
+        #: Row files written so far, in bundle order.
+        self._parts: list[Part] = []
+        self._units = 0
+        #: The unit rows added here go to (a group read here, or a run of members).
+        self._unit: UnitWriter | None = None
         self._keys: list[pl.DataFrame] = []
         self._aliases: list[pl.DataFrame] = []
         self._issues: list[dict[str, Any]] = []
@@ -109,49 +93,50 @@ class CaseWriter:
 
     # -- rows ---------------------------------------------------------------------------------
 
+    @property
+    def rows_dir(self) -> Path:
+        """Where row files go (workers write theirs there too)."""
+        return self.staging / ROWS_DIR
+
+    def new_unit(self) -> UnitWriter:
+        """A writer for the next unit of rows (:mod:`analyzer.case.parts`), in bundle order:
+        for a worker to fill (its parts come back through :meth:`add_parts`). The unit open
+        here, if any, ends first."""
+        return UnitWriter(self.staging, self._next_unit(), self._part_rows, self._group_rows)
+
+    def _next_unit(self) -> int:
+        self.end_unit()
+        self._units += 1
+        return self._units - 1
+
+    def start_unit(self) -> None:
+        """Start a unit that rows added here go to, until :meth:`end_unit`."""
+        self._unit = self.new_unit()
+
+    def end_unit(self) -> None:
+        """Finish the unit open here, if any."""
+        if self._unit is not None:
+            self._parts.extend(self._unit.close())
+            self._unit = None
+
+    def add_parts(self, parts: Iterable[Part]) -> None:
+        """Take the row files a worker wrote for a unit from :meth:`new_unit`."""
+        self._parts.extend(parts)
+
     def add_rows(self, table: pa.Table, dedup_keys: pl.DataFrame | None = None) -> None:
-        """Append canonical rows; ``dedup_keys`` (row_id, a, b) marks de-duplicable rows."""
-        if table.num_rows == 0:
-            return
-        if self._part_writer is None or self._part_count >= self._part_rows:
-            self._roll_part()
-        self._buffer.append(table)
-        self._buffered += table.num_rows
-        self._buffered_bytes += table.nbytes
-        self._buffered_batches += table.column(0).num_chunks
-        self._part_count += table.num_rows
-        file_ids = pc.unique(table.column("file_id")).to_pylist()
-        self._part_files[self._part_index].update(file_ids)
+        """Append canonical rows (to a unit of their own when none is open);
+        ``dedup_keys`` (row_id, a, b) marks de-duplicable rows."""
+        if table.num_rows:
+            if self._unit is None:
+                self.start_unit()
+            assert self._unit is not None
+            self._unit.add(table)
+        self.add_dedup_keys(dedup_keys)
+
+    def add_dedup_keys(self, dedup_keys: pl.DataFrame | None) -> None:
+        """De-duplication keys (row_id, a, b) of rows already written."""
         if dedup_keys is not None and dedup_keys.height:
             self._keys.append(dedup_keys)
-        if (
-            self._buffered >= self._group_rows
-            or self._buffered_bytes >= ROW_GROUP_BYTES
-            or self._buffered_batches >= ROW_GROUP_BATCHES
-        ):
-            self._flush_rows()
-
-    def _flush_rows(self) -> None:
-        if not self._buffer or self._part_writer is None:
-            return
-        merged = pa.concat_tables(self._buffer).combine_chunks()
-        self._part_writer.write_table(merged, row_group_size=self._group_rows)
-        self._buffer, self._buffered, self._buffered_bytes, self._buffered_batches = [], 0, 0, 0
-
-    def _roll_part(self) -> None:
-        self._flush_rows()
-        if self._part_writer is not None:
-            self._part_writer.close()
-        self._part_index += 1
-        self._part_count = 0
-        self._part_files.append(set())
-        self._part_writer = pq.ParquetWriter(
-            self._part_path(self.staging, self._part_index), CANONICAL_SCHEMA, **_ROW_FILE
-        )
-
-    @staticmethod
-    def _part_path(root: Path, index: int) -> Path:
-        return root / ROWS_DIR / f"part-{index:05d}.parquet"
 
     def add_aliases(self, found: pl.DataFrame) -> None:
         """Host aliases readers found inside rows (row_id, file_id, line, host, alias, kind)."""
@@ -181,7 +166,7 @@ class CaseWriter:
             return
         if self._issue_writer is None:
             self._issue_writer = pq.ParquetWriter(
-                self.staging / QUARANTINE_FILE, QUARANTINE_SCHEMA, **_COMPRESSION
+                self.staging / QUARANTINE_FILE, QUARANTINE_SCHEMA, **COMPRESSION
             )
         table = pa.Table.from_pylist(self._issues, schema=QUARANTINE_SCHEMA)
         self._issue_writer.write_table(table)
@@ -200,7 +185,7 @@ class CaseWriter:
         host aliases the bundle-wide steps need are kept beside them for the merge
         (:meth:`adopt_part`), which then commits the case as one ingest would.
         """
-        self._close_part()
+        self.end_unit()
         self._write_issues_and_files()
         if self._keys:
             pl.concat(self._keys).write_parquet(self.staging / PART_KEYS_FILE)
@@ -216,13 +201,12 @@ class CaseWriter:
         else copied; the part itself is left as it was. Quarantine entries are not taken
         here: the merge orders them across parts first (:meth:`add_issue_table`).
         """
-        self._close_part()
+        self.end_unit()
         for source in sorted((part / ROWS_DIR).glob("*.parquet")):
-            self._part_index = len(self._part_files)
-            target = self._part_path(self.staging, self._part_index)
+            target = part_path(self.staging, self._next_unit(), 0)
             _link_or_copy(source, target, link)
             ids = pl.read_parquet(target, columns=["file_id"])["file_id"].unique()
-            self._part_files.append(set(ids.to_list()))
+            self._parts.append(Part(target, frozenset(ids.to_list())))
         if (part / PART_KEYS_FILE).is_file():
             self._keys.append(pl.read_parquet(part / PART_KEYS_FILE))
         if (part / PART_ALIASES_FILE).is_file():
@@ -237,7 +221,7 @@ class CaseWriter:
         self._flush_issues()
         if self._issue_writer is None:
             self._issue_writer = pq.ParquetWriter(
-                self.staging / QUARANTINE_FILE, QUARANTINE_SCHEMA, **_COMPRESSION
+                self.staging / QUARANTINE_FILE, QUARANTINE_SCHEMA, **COMPRESSION
             )
         self._issue_writer.write_table(table.cast(QUARANTINE_SCHEMA))
 
@@ -248,20 +232,13 @@ class CaseWriter:
 
         ``build_meta`` receives the final inventory records (after de-duplication).
         """
-        self._close_part()
+        self.end_unit()
         self._finalize_rows()
         self._write_issues_and_files()
         meta = build_meta(self.files)
         (self.staging / META_FILE).write_text(meta.model_dump_json(indent=2) + "\n")
         self._swap_into_place()
         return meta
-
-    def _close_part(self) -> None:
-        """Write the buffered rows and close the part file being written."""
-        self._flush_rows()
-        if self._part_writer is not None:
-            self._part_writer.close()
-            self._part_writer = None
 
     def _write_issues_and_files(self) -> None:
         """Finish quarantine.parquet (empty when nothing was quarantined) and write the
@@ -273,14 +250,15 @@ class CaseWriter:
             self._issue_writer.close()
             self._issue_writer = None
         files = pa.Table.from_pylist(self.files, schema=FILES_SCHEMA)
-        pq.write_table(files, self.staging / FILES_FILE, **_COMPRESSION)
+        pq.write_table(files, self.staging / FILES_FILE, **COMPRESSION)
 
     def abort(self) -> None:
         """Throw away everything written so far."""
-        for writer in (self._part_writer, self._issue_writer):
-            if writer is not None:
-                with contextlib.suppress(Exception):
-                    writer.close()
+        if self._unit is not None:
+            self._unit.abandon()
+        if self._issue_writer is not None:
+            with contextlib.suppress(Exception):
+                self._issue_writer.close()
         shutil.rmtree(self.staging, ignore_errors=True)
 
     def _swap_into_place(self) -> None:
@@ -309,20 +287,20 @@ class CaseWriter:
         of its rows is dropped or gets another host.
         """
         dropped = self._duplicate_rows()
-        parts = [self._part_path(self.staging, i) for i in range(len(self._part_files))]
+        parts = [part.path for part in self._parts]
         host_map = self._host_map(parts, dropped)
         shifts = self._year_shifts(parts)
         ranges = self._time_ranges(parts, dropped, shifts)
-        pq.write_table(host_map.table.to_arrow(), self.staging / HOSTS_FILE, **_COMPRESSION)
+        pq.write_table(host_map.table.to_arrow(), self.staging / HOSTS_FILE, **COMPRESSION)
         removed: list[pl.DataFrame] = []
         drop_files = set((dropped["row_id"] // (1 << 32)).unique().to_list())
         rewrite = set(shifts) | set(ranges["file_id"].to_list())
         for index, path in enumerate(parts):
-            drop_here = dropped if self._part_files[index] & drop_files else dropped.clear()
+            drop_here = dropped if self._parts[index].file_ids & drop_files else dropped.clear()
             small = pl.read_parquet(path, columns=list(EVIDENCE_COLUMNS))
             canonical = canonical_host(small, host_map)
             moved = bool((canonical.ne_missing(small["host"].cast(pl.String))).any())
-            retimed = bool(self._part_files[index] & rewrite)
+            retimed = bool(self._parts[index].file_ids & rewrite)
             if drop_here.height or moved or retimed:
                 removed.append(self._rewrite_part(path, drop_here, host_map, shifts, ranges))
         table = (
@@ -440,7 +418,7 @@ class CaseWriter:
         gone_parts: list[pl.DataFrame] = []
         with (
             pq.ParquetFile(path) as source,
-            pq.ParquetWriter(temporary, CANONICAL_SCHEMA, **_ROW_FILE) as sink,
+            pq.ParquetWriter(temporary, CANONICAL_SCHEMA, **ROW_FILE) as sink,
         ):
             for group in range(source.num_row_groups):
                 table = pl.from_arrow(source.read_row_group(group))

@@ -54,9 +54,8 @@ MaxLineBytes = Annotated[int, typer.Option(help="Keep at most this many bytes of
 Scratch = Annotated[
     Path | None,
     typer.Option(
-        help="Directory for the ingest's scratch: rows spooled by worker processes (up to "
-        "about twice the bundle's size) and mirrored remote inputs (default: beside the case, "
-        "and the system's temporary directory).",
+        help="Directory where remote inputs (gs://, s3://) are mirrored before they are read "
+        "(default: the system's temporary directory).",
     ),
 ]
 SpaceCheck = Annotated[

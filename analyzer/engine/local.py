@@ -37,7 +37,6 @@ class LocalEngine:
                     job.reader,
                     progress,
                     jobs=jobs,
-                    scratch=job.scratch,
                 ).run()
                 return writer.commit(
                     lambda files: build_meta(

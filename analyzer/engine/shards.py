@@ -134,7 +134,7 @@ class IngestJob:
     options: ReadOptions
     limits: BundleLimits
     reader: str | None = None
-    #: Where worker processes spool rows and remote inputs are mirrored (``--scratch``); not
+    #: Where remote inputs are mirrored (``--scratch``); not
     #: a setting of the case: the case is the same wherever its scratch was.
     scratch: Path | None = None
 
@@ -182,7 +182,6 @@ def ingest_shard(
                 progress or NullProgress(),
                 jobs=jobs,
                 owns=ownership(bundle, shard),
-                scratch=job.scratch,
             ).run()
             writer.commit_part(meta.model_dump_json(indent=2) + "\n")
         except BaseException:

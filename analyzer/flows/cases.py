@@ -29,7 +29,6 @@ from analyzer.engine.shards import IngestJob, PartMeta, Shard
 from analyzer.errors import CaseError, DiskSpaceError, QueryError, UsageError
 from analyzer.ingest.columns.timestamps import check_tz
 from analyzer.ingest.pipeline.progress import NullProgress, Progress
-from analyzer.ingest.pipeline.run import scratch_bytes
 from analyzer.ingest.pipeline.workers import default_jobs
 from analyzer.ingest.registry import reader_named
 from analyzer.signatures.catalog import load as load_catalogue
@@ -81,8 +80,8 @@ def ingest(
             process). The case is the same whatever the number.
         engine: ``local`` (default) or ``ray`` (shards as Ray tasks, then a merge; the case
             is the same); ``address``, ``workers`` and ``shards`` as for :func:`analyze`.
-        scratch: where worker processes spool rows and remote inputs are mirrored (default:
-            beside the case, and the system's temporary directory).
+        scratch: where remote inputs are mirrored (default: the system's temporary
+            directory).
         wait_s: how long to wait for another ingest writing ``out`` (0: refuse at once).
         space_check: refuse before writing when the estimated need exceeds the free space.
 
@@ -132,7 +131,7 @@ def ingest_with(
             shutil.rmtree(target.parent / f".{target.name}.partial", ignore_errors=True)
             return IngestResult(target, reused, True)
     processes = default_jobs() if jobs is None else max(1, jobs)
-    need = _space_need(engine, job, identity[0], target, processes)
+    need = _space_need(job, identity[0], target)
     if space_check:
         space.check(need)
     try:
@@ -148,16 +147,10 @@ def ingest_with(
     return IngestResult(target, meta, False)
 
 
-def _space_need(
-    engine: Engine, job: IngestJob, bundle: Bundle | None, target: Path, jobs: int
-) -> space.Need:
+def _space_need(job: IngestJob, bundle: Bundle | None, target: Path) -> space.Need:
     """What the ingest needs on disk, as far as it is known before reading (nothing for a
     remote bundle: its size is known only once it is mirrored)."""
-    if bundle is None:
-        return space.estimate(target, 0, 0, job.scratch)
-    # Ray's tasks read with one process each: no spool.
-    spool = scratch_bytes(bundle, jobs) if engine.name == "local" else 0
-    return space.estimate(target, bundle.input_bytes, spool, job.scratch)
+    return space.estimate(target, 0 if bundle is None else bundle.input_bytes, job.scratch)
 
 
 def ingest_job(
@@ -245,7 +238,7 @@ def ingest_shard(
             raise
         except Exception as exc:
             if space.is_disk_full(exc):
-                need = space.estimate(Path(out), 0, 0, job.scratch)
+                need = space.estimate(Path(out), 0, job.scratch)
                 raise space.disk_full(need, exc) from None
             raise
 

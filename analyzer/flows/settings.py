@@ -38,8 +38,8 @@ class AnalyzeSettings(BaseModel):
         html: also write the self-contained ``report.html``.
         trusted_keys: Ed25519 public keys; a handoff must be signed by one of them.
         handoff_sha256: the sha256 a handoff archive must have (given out of band).
-        scratch: where ingest worker processes spool rows and remote inputs are mirrored
-            (default: beside the case, and the system's temporary directory).
+        scratch: where remote inputs are mirrored (default: the system's temporary
+            directory).
         wait_s: how long to wait for another process writing the same case (0: refuse).
         space_check: refuse an ingest before it writes when it would not fit.
     """

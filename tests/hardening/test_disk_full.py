@@ -1,9 +1,9 @@
 """A disk that fills up during an ingest or an analysis ends in one line naming the directory
 and what the ingest needs there, exit code 2, and nothing half-written left behind; an ingest
-that cannot fit is refused before it writes anything; ``--scratch DIR`` moves the spool of
-the worker processes (issue #24, item 7).
+that cannot fit is refused before it writes anything (issue #24, item 7). Worker processes
+write their row files into the case's staging directory: nothing else is written elsewhere.
 
-A full disk is simulated deterministically: the Parquet writer, the worker spool or polars'
+A full disk is simulated deterministically: the Parquet writer, a worker's rows or polars'
 writer raise what they raise on a full file system (``OSError`` with ``ENOSPC``; polars a
 ``ComputeError`` naming it) once a given number of bytes is written, and
 ``shutil.disk_usage`` reports little free space for the pre-check. Workers run as threads
@@ -13,7 +13,6 @@ here (an in-process pool), so the patches reach them and no process is spawned.
 from __future__ import annotations
 
 import errno
-import json
 import re
 import shutil
 from collections.abc import Callable
@@ -182,37 +181,25 @@ def test_disk_full_while_writing_matches_or_reports_leaves_no_partial_file(
     check_accounting(out / "case")
 
 
-@pytest.mark.parametrize("scratch", [False, True], ids=["spool-in-staging", "spool-in-scratch"])
-def test_disk_full_in_the_worker_spool_names_where_the_spool_is(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    threads_for_workers: list[int],
-    scratch: bool,
+def test_disk_full_in_a_worker_names_the_case_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads_for_workers: list[int]
 ) -> None:
     bundle = make_bundle(tmp_path)
     out = tmp_path / "out"
-    scratch_dir = tmp_path / "scratch"
 
-    def spool_full(*args: object, **kwargs: object) -> None:
+    def rows_full(*args: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, FULL)
 
-    monkeypatch.setattr(workers._Spool, "add_rows", spool_full)
-    options = ["--scratch", str(scratch_dir)] if scratch else []
+    monkeypatch.setattr(workers._GroupSink, "add_rows", rows_full)
 
     error = one_line_error(
-        runner.invoke(
-            app,
-            ["ingest", str(bundle), "-o", str(out / "case"), "-q", "--jobs", "2", *options],
-        )
+        runner.invoke(app, ["ingest", str(bundle), "-o", str(out / "case"), "-q", "--jobs", "2"])
     )
 
     assert threads_for_workers == [2]
-    where = scratch_dir if scratch else out
-    assert f"culprit: error: {where}: no space left on device" in error
-    assert "--scratch DIR" in error
+    assert f"culprit: error: {out}: no space left on device" in error
+    assert "write the case elsewhere (-o)" in error
     assert leftovers(tmp_path) == []
-    if scratch:
-        assert list(scratch_dir.iterdir()) == []
 
 
 # -- (b) refused before writing; --scratch moves the scratch ------------------------------------
@@ -262,49 +249,37 @@ def test_an_ingest_that_cannot_fit_is_refused_before_writing(
     check_accounting(out / "case")
 
 
-def test_scratch_moves_the_spool_and_its_share_of_the_estimate(
+def test_workers_write_only_inside_the_staging_directory_within_the_estimate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads_for_workers: list[int]
 ) -> None:
+    """Workers need no room of their own: the estimate of the case is all an ingest with
+    workers needs, and every row file is written in the staging directory."""
     bundle = make_bundle(tmp_path, files=4)
     serial = api.ingest([bundle], tmp_path / "serial", jobs=1).case
     out = tmp_path / "out"
-    scratch = tmp_path / "elsewhere" / "scratch"
-    scratch.mkdir(parents=True)
-    need = space.estimate(out / "case", Bundle([bundle], BundleLimits()).input_bytes, 0, None)
-    # The case's file system holds the case, not the case and the spool; the scratch's holds
-    # anything. Two file systems: scratch's device differs.
-    room = need.places[0].case_bytes + 1
-    fake_disk(monkeypatch, lambda path: (1 << 40) if scratch in [path, *path.parents] else room)
-    monkeypatch.setattr(space, "_device", lambda path: 1 if scratch in [path, *path.parents] else 0)
-    spooled: list[Path] = []
-    original = workers._Spool.__init__
+    need = space.estimate(out / "case", Bundle([bundle], BundleLimits()).input_bytes, None)
+    fake_disk(monkeypatch, lambda path: need.case.needed)
+    written: list[Path] = []
+    original = pq.ParquetWriter.__init__
 
-    def recording(self: workers._Spool, path: Path) -> None:
-        spooled.append(path)
-        original(self, path)
+    def recording(self: pq.ParquetWriter, where: Any, *args: Any, **kwargs: Any) -> None:
+        written.append(Path(where))
+        original(self, where, *args, **kwargs)
 
-    monkeypatch.setattr(workers._Spool, "__init__", recording)
+    monkeypatch.setattr(pq.ParquetWriter, "__init__", recording)
 
-    refused = one_line_error(
-        runner.invoke(app, ["ingest", str(bundle), "-o", str(out / "case"), "--jobs", "2"])
-    )
-    assert "--scratch DIR" in refused
-    assert spooled == []
-
-    result = runner.invoke(
-        app,
-        ["ingest", str(bundle), "-o", str(out / "case"), "--jobs", "2", "--scratch", str(scratch)],
-    )
+    result = runner.invoke(app, ["ingest", str(bundle), "-o", str(out / "case"), "--jobs", "2"])
 
     assert result.exit_code == 0, result.output
     assert threads_for_workers == [2]
-    assert spooled and all(scratch in path.parents for path in spooled)
-    assert list(scratch.iterdir()) == []
+    staging = out / ".case.partial"
+    # The four small files are one group, read by a worker into one unit of rows.
+    rows = [path for path in written if path.suffix == ".parquet" and path.parent.name == "rows"]
+    assert rows == [staging / "rows" / "part-000000-0000.parquet"]
+    assert all(staging in path.parents for path in written), written
     assert leftovers(tmp_path) == []
     check_accounting(out / "case")
     assert all(tables(out / "case")[name].equals(tables(serial)[name]) for name in TABLES)
-    meta = json.loads((out / "case" / "case.json").read_text())
-    assert "scratch" not in json.dumps(meta["options"])
 
 
 def test_disk_full_error_of_a_library_call_is_a_disk_space_error(

@@ -118,7 +118,7 @@ def assert_only_case_changed(
     if case.exists():
         assert sorted(entry.name for entry in case.iterdir()) == CASE_ENTRIES
         parts = [entry.name for entry in (case / "rows").iterdir()]
-        assert all(re.fullmatch(r"part-\d{5}\.parquet", name) for name in parts), parts
+        assert all(re.fullmatch(r"part-\d{6}-\d{4}\.parquet", name) for name in parts), parts
 
 
 @contextlib.contextmanager

@@ -177,13 +177,13 @@ def test_a_killed_parallel_ingest_leaves_no_worker_behind(bundle: Path, tmp_path
     """Spawned workers (and multiprocessing's resource tracker) die with a SIGKILLed ingest
     instead of waiting on their pipes forever."""
     case = tmp_path / "case"
-    spool = staging_of(case) / "spool"
+    rows = staging_of(case) / "rows"
     command = [*CULPRIT, "ingest", str(bundle), "-o", str(case), "--jobs", "2", "-q"]
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     workers: list[int] = []
     try:
         give_up = time.monotonic() + 120
-        while not _listing(spool) or len(_children(child.pid)) < 2:
+        while not _listing(rows) or len(_children(child.pid)) < 2:
             assert child.poll() is None, "the ingest ended before its workers were seen"
             assert time.monotonic() < give_up, "no worker started"
             time.sleep(0.01)
@@ -258,7 +258,7 @@ def test_an_up_to_date_rerun_removes_what_a_killed_ingest_left(tmp_path: Path) -
     api.ingest([bundle], case)
     stale = staging_of(case)
     (stale / "rows").mkdir(parents=True)
-    (stale / "rows" / "part-00000.parquet").write_bytes(b"left by a killed run")
+    (stale / "rows" / "part-000000-0000.parquet").write_bytes(b"left by a killed run")
     again = api.ingest([bundle], case)
     assert again.reused
     assert not stale.exists()

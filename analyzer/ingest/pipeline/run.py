@@ -1,8 +1,9 @@
 """Drive a bundle through the readers into a case writer.
 
 For each bundle member, in bundle order: plain files on disk are read in groups (runs of
-small ones together, a large one alone), here or in worker processes
-(:mod:`analyzer.ingest.pipeline.workers`); members inside archives are read here; refused and
+files up to 32 MiB together, a larger one alone), here or in worker processes
+(:mod:`analyzer.ingest.pipeline.workers`), each group's rows into part files of its own
+(:mod:`analyzer.case.parts`); members inside archives are read here; refused and
 damaged members, and directories or files that cannot be read, are listed in the inventory
 with a quarantine entry. The per-file reading is
 :mod:`analyzer.ingest.pipeline.files`. Problems with one file are recorded and the next file
@@ -12,32 +13,23 @@ goes on; only a bundle-wide cap stops the run.
 from __future__ import annotations
 
 import datetime as dt
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from analyzer.bundle import Bundle, Member, archive_kind
 from analyzer.case.inputs import Issue, ReadOptions
 from analyzer.case.writer import CaseWriter
-from analyzer.errors import CaseError, ExpansionLimitError
+from analyzer.errors import ExpansionLimitError
 from analyzer.ingest.pipeline.files import (
     BATCH_BYTES,
-    BATCH_FILE_BYTES,
     BATCH_FILES,
     FileJob,
     read_file,
     read_files,
 )
 from analyzer.ingest.pipeline.progress import NullProgress, Progress
-from analyzer.ingest.pipeline.workers import (
-    MIN_PARALLEL_BYTES,
-    READ_AHEAD_BYTES,
-    SPOOL_RATIO,
-    WorkerPool,
-    replay,
-)
+from analyzer.ingest.pipeline.workers import MIN_PARALLEL_BYTES, WorkerPool, hand_over
 
 
 @dataclass
@@ -55,9 +47,6 @@ class IngestRun:
     #: ``None``). A sharded ingest numbers every member of the bundle, so a file has the same
     #: id and row ids in whichever shard reads it, and writes records only for its own.
     owns: Callable[[Member, int], bool] | None = None
-    #: Where worker processes spool rows (a directory of its own is made inside); the case's
-    #: staging directory when ``None``.
-    scratch: Path | None = None
     _next_id: int = 0
     _by_path: dict[str, dict[str, Any]] = field(default_factory=dict)
     _ids: dict[str, int] = field(default_factory=dict)
@@ -75,14 +64,16 @@ class IngestRun:
                     self._skip(member)
                     continue
                 if member.status == "file" and member.disk_path is not None:
-                    # Plain files on disk go in groups: runs of small ones read together (and
-                    # in a worker when there is a pool), a large one alone.
-                    small = member.size <= BATCH_FILE_BYTES
-                    if group and (not small or _group_full(group)):
+                    # Plain files on disk go in groups (read in a worker when there is a
+                    # pool): runs of files up to BATCH_BYTES together, a larger one alone. A
+                    # group's rows are a unit of part files: groups of medium files, not a
+                    # file each, keep a bundle of thousands of them to a few hundred parts.
+                    alone = member.size >= BATCH_BYTES
+                    if group and (alone or _group_full(group)):
                         self._dispatch(pool, group)
                         group = []
                     group.append((member, self._new_record(member, "read")))
-                    if not small:
+                    if alone:
                         self._dispatch(pool, group)
                         group = []
                     continue
@@ -130,31 +121,28 @@ class IngestRun:
         """A worker pool when there is enough on disk to be worth one."""
         if not _parallel([size for _, size in self.bundle.plain_file_sizes()], self.jobs):
             return None
-        if self.scratch is None:
-            return WorkerPool(self.jobs, self.writer.staging / "spool")
-        try:
-            spool = Path(tempfile.mkdtemp(prefix="culprit-spool-", dir=self.scratch))
-        except OSError as exc:
-            raise CaseError(
-                f"cannot create a scratch directory: {exc}", path=str(self.scratch)
-            ) from None
-        return WorkerPool(self.jobs, spool)
+        return WorkerPool(self.jobs, self.writer.rows_dir)
 
     def _dispatch(
         self, pool: WorkerPool | None, group: list[tuple[Member, dict[str, Any]]]
     ) -> None:
-        """Read a group of plain files: here, or submitted to the pool."""
+        """Read a group of plain files, its rows into a unit of their own: here, or submitted
+        to the pool (the same unit either way, so the case does not depend on the pool)."""
         if not group:
             return
         if pool is None:
             self.progress.file(group[0][0].path)
             items = [(self._job(m), m.open, record) for m, record in group]
+            self.writer.start_unit()
             read_files(items, self.bundle.budget, self.writer, self.progress)
+            self.writer.end_unit()
             return
         while pool.full():
             self._take(pool)
         pool.submit(
-            [(self._job(m), m.disk_path, record) for m, record in group], self.bundle.budget
+            [(self._job(m), m.disk_path, record) for m, record in group],
+            self.bundle.budget,
+            self.writer.new_unit(),
         )
 
     def _job(self, member: Member) -> FileJob:
@@ -174,17 +162,15 @@ class IngestRun:
 
     def _take(self, pool: WorkerPool) -> None:
         """Hand the oldest group in flight to the case writer."""
-        records, spooled = pool.next_result()
+        records, read = pool.next_result()
         self.progress.file(records[0]["path"])
-        for record, returned in zip(records, spooled.records, strict=True):
+        for record, returned in zip(records, read.records, strict=True):
             record.update(returned)
-        replay(spooled, self.writer)
+        hand_over(read, self.writer)
         self.progress.advance(sum(record["bytes"] or 0 for record in records))
-        if spooled.bundle_limit is not None:
-            raise ExpansionLimitError(
-                spooled.bundle_limit, path=records[-1]["path"], scope="bundle"
-            )
-        self.bundle.budget.add_decoded(spooled.decoded, records[-1]["path"])
+        if read.bundle_limit is not None:
+            raise ExpansionLimitError(read.bundle_limit, path=records[-1]["path"], scope="bundle")
+        self.bundle.budget.add_decoded(read.decoded, records[-1]["path"])
 
     def _new_record(self, member: Member, status: str) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -248,18 +234,6 @@ class IngestRun:
             self.writer,
             self.progress,
         )
-
-
-def scratch_bytes(bundle: Bundle, jobs: int) -> int:
-    """The most bytes the worker processes' spool holds at once when ``jobs`` processes read
-    ``bundle`` (0 when they would not start): the rows of every group in flight, which is at
-    most :data:`READ_AHEAD_BYTES` of files plus the group submitted last, times
-    :data:`SPOOL_RATIO`. Compressed files count at their size on disk (an underestimate)."""
-    sizes = [size for _, size in bundle.plain_file_sizes()]
-    if not _parallel(sizes, jobs):
-        return 0
-    in_flight = min(sum(sizes), READ_AHEAD_BYTES + max(max(sizes), BATCH_BYTES))
-    return int(in_flight * SPOOL_RATIO)
 
 
 def _parallel(sizes: list[int], jobs: int) -> bool:

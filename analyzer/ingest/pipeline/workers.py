@@ -3,12 +3,14 @@
 Ingest is CPU-bound (JSON extraction, grammar regexes, folding) and one Python process keeps
 about one core busy, so plain files on disk are read by a pool of worker processes, a group
 of files per task (a large file alone, or a run of small ones). A worker runs exactly what the
-serial path runs (:func:`analyzer.ingest.pipeline.files.read_files`) into a :class:`_Spool`: rows
-go to a zstd-compressed Arrow IPC stream in the case's staging directory (or in ``--scratch``),
-and the small things (aliases, de-duplication keys, quarantine entries, the inventory records)
-come back with the result.
-The parent replays each group's spool into the case writer strictly in submission order, so
-a case is the same row for row whatever the number of workers.
+serial path runs (:func:`analyzer.ingest.pipeline.files.read_files`) into a :class:`_GroupSink`:
+rows go straight into the part files of the group's unit in the case's staging directory
+(:mod:`analyzer.case.parts`, numbered in bundle order when the group is submitted), and the
+small things (aliases, de-duplication keys, quarantine entries, the inventory records, the
+parts written) come back with the result. The parent hands each group's result to the case
+writer strictly in submission order, so a case is the same file for file whatever the number
+of workers. (Workers used to spool their rows for the parent to write: at 1,024 hosts the
+parent spent 19 s of a 65 s ingest writing them again, alone.)
 
 Workers are spawned, not forked: the parent already runs polars' and DuckDB's thread pools,
 which must not be copied into a child mid-flight.
@@ -20,7 +22,6 @@ import ctypes
 import errno
 import multiprocessing
 import os
-import shutil
 import signal
 import sys
 from collections import deque
@@ -35,6 +36,7 @@ import polars as pl
 import pyarrow as pa
 
 from analyzer.case.inputs import Issue
+from analyzer.case.parts import Part, UnitWriter
 from analyzer.errors import ExpansionLimitError
 from analyzer.ingest.pipeline.files import FileJob, read_files
 from analyzer.ingest.pipeline.progress import NullProgress
@@ -43,21 +45,11 @@ from analyzer.streams import ExpansionBudget
 #: Groups of files read ahead of the oldest unfinished one, at most: results wait in bundle
 #: order, so a long file at the head must not stop the other workers for lack of work.
 READ_AHEAD_GROUPS: Final = 256
-#: ...and at most this many bytes of them (their rows wait on disk until their turn).
+#: ...and at most this many bytes of them.
 READ_AHEAD_BYTES: Final = 2 << 30
 #: Below this many bytes of plain files, starting workers (about a second of imports each)
 #: costs more than it saves.
 MIN_PARALLEL_BYTES: Final = 32 << 20
-#: Spooled rows are compressed: uncompressed Arrow took as much scratch as the bundle itself
-#: (1.1 to 1.8 times the bytes read), and zstd costs the workers less CPU than writing all of
-#: that did (docs/reliability.md).
-_SPOOL_OPTIONS: Final = pa.ipc.IpcWriteOptions(
-    compression="zstd" if pa.Codec.is_available("zstd") else None
-)
-#: Spool bytes per byte of plain file read, at most: measured peaks were 0.05 (Cloud Logging
-#: JSON, a generated incident) to 0.21 (ModelArts worker logs) of the bundle, and a spool
-#: holding a whole bundle is about its case, at most 0.26 (docs/reliability.md).
-SPOOL_RATIO: Final = 0.3
 
 
 def default_jobs() -> int:
@@ -69,11 +61,11 @@ def default_jobs() -> int:
 
 
 @dataclass
-class Spooled:
-    """One file read by a worker: everything the case writer needs, in the order it came."""
+class GroupRead:
+    """One group of files read by a worker: everything the case writer needs, in order."""
 
     records: list[dict[str, Any]]
-    rows: Path | None
+    parts: list[Part]
     keys: list[pl.DataFrame] = field(default_factory=list)
     aliases: list[pl.DataFrame] = field(default_factory=list)
     issues: list[tuple[int, str, list[Issue]]] = field(default_factory=list)
@@ -82,20 +74,18 @@ class Spooled:
     bundle_limit: str | None = None
 
 
-class _Spool:
-    """A sink that keeps a file's output for the parent (rows on disk, the rest in memory)."""
+class _GroupSink:
+    """A sink that writes a group's rows into its unit's part files and keeps the rest for
+    the parent."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._writer: pa.ipc.RecordBatchStreamWriter | None = None
+    def __init__(self, unit: UnitWriter) -> None:
+        self.unit = unit
         self.keys: list[pl.DataFrame] = []
         self.aliases: list[pl.DataFrame] = []
         self.issues: list[tuple[int, str, list[Issue]]] = []
 
     def add_rows(self, table: pa.Table, dedup_keys: pl.DataFrame | None = None) -> None:
-        if self._writer is None:
-            self._writer = pa.ipc.new_stream(self.path, table.schema, options=_SPOOL_OPTIONS)
-        self._writer.write_table(table)
+        self.unit.add(table)
         if dedup_keys is not None and dedup_keys.height:
             self.keys.append(dedup_keys)
 
@@ -107,12 +97,6 @@ class _Spool:
         if listed:
             self.issues.append((file_id, path, listed))
 
-    def close(self) -> Path | None:
-        if self._writer is None:
-            return None
-        self._writer.close()
-        return self.path
-
 
 def _open_binary(path: Path) -> BinaryIO:
     return path.open("rb")
@@ -121,22 +105,27 @@ def _open_binary(path: Path) -> BinaryIO:
 def _read_in_worker(
     items: list[tuple[FileJob, Path, dict[str, Any]]],
     caps: tuple[float, int, int | None],
-    spool: Path,
-) -> Spooled:
+    unit: UnitWriter,
+) -> GroupRead:
     max_ratio, floor_bytes, max_total = caps
     budget = ExpansionBudget(
         max_ratio=max_ratio, floor_bytes=floor_bytes, max_total_bytes=max_total
     )
-    sink = _Spool(spool)
+    sink = _GroupSink(unit)
     limit: str | None = None
     files = [(job, partial(_open_binary, path), record) for job, path, record in items]
     try:
         read_files(files, budget, sink, NullProgress())
     except ExpansionLimitError as exc:  # only the bundle-wide cap escapes read_files
         limit = exc.message
-    rows = sink.close()
+    except BaseException:
+        unit.abandon()
+        raise
+    parts = unit.close()
     records = [record for _, _, record in items]
-    return Spooled(records, rows, sink.keys, sink.aliases, sink.issues, budget.total_decoded, limit)
+    return GroupRead(
+        records, parts, sink.keys, sink.aliases, sink.issues, budget.total_decoded, limit
+    )
 
 
 _PR_SET_PDEATHSIG: Final = 1
@@ -160,33 +149,33 @@ class WorkerPool:
 
     Args:
         jobs: worker processes.
-        spool_dir: where workers put rows until the parent takes them (inside the case's
-            staging directory, so an aborted ingest removes them with it).
+        rows_dir: where workers write row files (the case's staging directory's, so an
+            aborted ingest removes them with it): named when it fills up.
     """
 
-    def __init__(self, jobs: int, spool_dir: Path) -> None:
-        self._dir = spool_dir
-        spool_dir.mkdir(parents=True, exist_ok=True)
+    def __init__(self, jobs: int, rows_dir: Path) -> None:
+        self._dir = rows_dir
         self._pool = ProcessPoolExecutor(
             max_workers=jobs,
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_die_with_parent,
             initargs=(os.getpid(),),
         )
-        self._pending: deque[tuple[Future[Spooled], int, list[dict[str, Any]]]] = deque()
+        self._pending: deque[tuple[Future[GroupRead], int, list[dict[str, Any]]]] = deque()
         self._pending_bytes = 0
-        self._count = 0
 
     def submit(
-        self, items: list[tuple[FileJob, Path | None, dict[str, Any]]], budget: ExpansionBudget
+        self,
+        items: list[tuple[FileJob, Path | None, dict[str, Any]]],
+        budget: ExpansionBudget,
+        unit: UnitWriter,
     ) -> None:
-        """Read a group of plain files (job, where on disk, inventory record) in a worker."""
+        """Read a group of plain files (job, where on disk, inventory record) in a worker,
+        their rows into ``unit``."""
         caps = (budget.max_ratio, budget.floor_bytes, budget.max_total_bytes)
-        spool = self._dir / f"{self._count:08d}.arrow"
-        self._count += 1
         on_disk = [(job, path, record) for job, path, record in items if path is not None]
         assert len(on_disk) == len(items), "only files on disk go to workers"
-        future = self._pool.submit(_read_in_worker, on_disk, caps, spool)
+        future = self._pool.submit(_read_in_worker, on_disk, caps, unit)
         size = sum(int(record.get("bytes") or 0) for _, _, record in items)
         self._pending.append((future, size, [record for _, _, record in items]))
         self._pending_bytes += size
@@ -198,14 +187,14 @@ class WorkerPool:
         """Whether enough is read ahead: take the oldest result before submitting more."""
         return len(self._pending) >= READ_AHEAD_GROUPS or self._pending_bytes >= READ_AHEAD_BYTES
 
-    def next_result(self) -> tuple[list[dict[str, Any]], Spooled]:
+    def next_result(self) -> tuple[list[dict[str, Any]], GroupRead]:
         """The oldest submitted group's inventory records (as submitted) and result (waits)."""
         future, size, records = self._pending.popleft()
         self._pending_bytes -= size
         try:
             return records, future.result()
         except OSError as exc:
-            # A worker writes nothing but its spool: say so, for the message naming the
+            # A worker writes nothing but row files: say so, for the message naming the
             # directory that filled up.
             if exc.errno in (errno.ENOSPC, errno.EDQUOT) and not exc.filename:
                 exc.filename = str(self._dir)
@@ -216,20 +205,13 @@ class WorkerPool:
             future.cancel()
         self._pending.clear()
         self._pool.shutdown(wait=True, cancel_futures=True)
-        shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def replay(spooled: Spooled, writer: Any) -> None:
-    """Hand one spooled file to the case writer, then delete its spool."""
-    for found in spooled.aliases:
+def hand_over(read: GroupRead, writer: Any) -> None:
+    """Hand one group's result to the case writer."""
+    for found in read.aliases:
         writer.add_aliases(found)
-    keys = pl.concat(spooled.keys) if spooled.keys else None
-    if spooled.rows is not None:
-        # Read into memory (not mapped): the writer keeps the tables after the spool is gone.
-        with pa.OSFile(str(spooled.rows)) as source:
-            # A stream, not the IPC file format: batches may replace dictionaries.
-            for index, batch in enumerate(pa.ipc.open_stream(source)):
-                writer.add_rows(pa.Table.from_batches([batch]), keys if index == 0 else None)
-        spooled.rows.unlink()
-    for file_id, path, issues in spooled.issues:
+    writer.add_parts(read.parts)
+    writer.add_dedup_keys(pl.concat(read.keys) if read.keys else None)
+    for file_id, path, issues in read.issues:
         writer.add_issues(file_id, path, issues)
