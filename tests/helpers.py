@@ -208,9 +208,9 @@ def force_workers(patch: pytest.MonkeyPatch) -> list[int]:
     started: list[int] = []
 
     class Counted(WorkerPool):
-        def __init__(self, jobs: int, spool_dir: Path) -> None:
+        def __init__(self, jobs: int, rows_dir: Path) -> None:
             started.append(jobs)
-            super().__init__(jobs, spool_dir)
+            super().__init__(jobs, rows_dir)
 
     patch.setattr(run, "MIN_PARALLEL_BYTES", 0)
     patch.setattr(run, "WorkerPool", Counted)

@@ -58,7 +58,7 @@ def make_bundle(root: Path, files: int = 3, lines: int = 400) -> Path:
 
 def leftovers(root: Path) -> list[str]:
     """Everything an interrupted write can leave: staging directories, partial and rewrite
-    files, lock files, spools."""
+    files, lock files."""
     patterns = ("*.partial", "*.rewrite", "*.lock", "*.arrow", "culprit-*")
     return sorted(str(p.relative_to(root)) for pattern in patterns for p in root.rglob(pattern))
 
