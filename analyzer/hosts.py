@@ -82,18 +82,10 @@ def _worker_key(prefix: str, index: pl.Expr) -> pl.Expr:
     )
 
 
+#: Columns of a row that decide its canonical host (:func:`canonical_host`).
+HOST_COLUMNS: Final = ("host", "pod", "workload", "slice", "worker", "attempt")
 #: Columns of the rows that alias evidence is derived from (small ones only).
-EVIDENCE_COLUMNS: Final = (
-    "row_id",
-    "file_id",
-    "line",
-    "host",
-    "pod",
-    "workload",
-    "slice",
-    "worker",
-    "attempt",
-)
+EVIDENCE_COLUMNS: Final = ("row_id", "file_id", "line", *HOST_COLUMNS)
 
 
 def chip_location(message: pl.Expr) -> pl.Expr:
@@ -122,7 +114,7 @@ def evidence(rows: pl.LazyFrame, named: pl.DataFrame | None = None) -> pl.LazyFr
     """
     # Millions of rows share a few distinct (host, pod, workload, …) combinations: collapse
     # them first, so memory follows the number of combinations rather than of rows.
-    combination = ["host", "pod", "workload", "slice", "worker", "attempt"]
+    combination = list(HOST_COLUMNS)
     hosted = rows.filter(pl.col("host").is_not_null()).with_columns(
         pl.col("row_id").cast(pl.Int64),
         pl.col("file_id").cast(pl.Int32),

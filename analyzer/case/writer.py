@@ -50,7 +50,14 @@ from analyzer.case.parts import (
     part_path,
 )
 from analyzer.errors import CaseError
-from analyzer.hosts import EVIDENCE_COLUMNS, HostMap, canonical_host, evidence, resolve
+from analyzer.hosts import (
+    EVIDENCE_COLUMNS,
+    HOST_COLUMNS,
+    HostMap,
+    canonical_host,
+    evidence,
+    resolve,
+)
 from analyzer.schema import CANONICAL_SCHEMA, plausible_ts
 
 _ISSUE_BATCH: Final = 65_536
@@ -295,13 +302,11 @@ class CaseWriter:
         removed: list[pl.DataFrame] = []
         drop_files = set((dropped["row_id"] // (1 << 32)).unique().to_list())
         rewrite = set(shifts) | set(ranges["file_id"].to_list())
+        moved = _parts_with_moved_hosts(parts, host_map)
         for index, path in enumerate(parts):
             drop_here = dropped if self._parts[index].file_ids & drop_files else dropped.clear()
-            small = pl.read_parquet(path, columns=list(EVIDENCE_COLUMNS))
-            canonical = canonical_host(small, host_map)
-            moved = bool((canonical.ne_missing(small["host"].cast(pl.String))).any())
             retimed = bool(self._parts[index].file_ids & rewrite)
-            if drop_here.height or moved or retimed:
+            if drop_here.height or str(path) in moved or retimed:
                 removed.append(self._rewrite_part(path, drop_here, host_map, shifts, ranges))
         table = (
             pl.concat(removed)
@@ -454,6 +459,23 @@ class CaseWriter:
             stamps.shifted_ts(shifts).alias("ts"),
         )
         return stamps.mark(kept, ranges)
+
+
+def _parts_with_moved_hosts(parts: list[Path], host_map: HostMap) -> set[str]:
+    """The part files holding a row whose host the map changes. Judged on the distinct
+    combinations of the columns that decide a row's host (a handful per host), not on every
+    row: reading and resolving each part's rows cost more than rewriting the ones that move."""
+    if not parts:
+        return set()
+    combinations = (
+        pl.scan_parquet(parts, include_file_paths="part")
+        .select("part", *HOST_COLUMNS)
+        .unique()
+        .collect()
+    )
+    canonical = canonical_host(combinations, host_map)
+    changed = canonical.ne_missing(combinations["host"].cast(pl.String))
+    return set(combinations.filter(changed)["part"].to_list())
 
 
 _DUP_TYPES: Final = (pl.Int32, pl.Int32, pl.Int64, pl.String, pl.Int64)
