@@ -12,6 +12,7 @@ thousand rows per signature); the rows themselves are only scanned for a few col
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import polars as pl
@@ -63,7 +64,14 @@ class CaseData:
     def activity(self) -> pl.LazyFrame:
         """Every row's time, host, pod, workload, label and source (no message). The names
         stay categorical (cheap to scan and to compare with a string)."""
-        return self.rows().select(ACTIVITY_COLUMNS)
+        return self.activity_table.lazy()
+
+    @functools.cached_property
+    def activity_table(self) -> pl.DataFrame:
+        """:meth:`activity`, read from the row files once: half a dozen rules and the
+        timeline each scanned them again (at 4,096 hosts, 20 M rows: 0.5 s a column read,
+        four seconds a scan), where reading them once costs one scan and ~40 bytes a row."""
+        return self.rows().select(ACTIVITY_COLUMNS).collect()
 
 
 def signature_table(catalogue: Catalogue) -> pl.DataFrame:
