@@ -8,7 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analyzer import api
 from analyzer.case.layout import TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE, TEMPLATES_FILE
@@ -17,14 +20,20 @@ from analyzer.signatures.templates import (
     META_KEY,
     RULES,
     TEMPLATES_FORMAT,
+    digits_zeroed,
     error_rank,
     template_expr,
     templated,
     write_templates,
 )
-from tests.helpers import check_accounting
+from tests.helpers import SAMPLES, check_accounting
 
 TABLES = (TEMPLATES_FILE, TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE)
+FIXTURES = Path(__file__).parents[2] / "fixtures"
+#: Characters the masking regex and the line handling tell apart, and look-alikes they must
+#: not: ASCII and other digits, hex letters, separators of paths, addresses and UUIDs, ASCII
+#: and Unicode whitespace, line ends, and multi-byte characters.
+MASKED_ALPHABET = "0123456789abcdefABCDEFxyzXYZ_.:+-/\\@%=,~ \t\r\n\x0b\x0c\u00a0\u2003é٣３"
 
 
 def _templates(*messages: str) -> list[str]:
@@ -69,8 +78,72 @@ def test_first_line_cut_before_and_after_the_template_chars() -> None:
     assert empty == only_end == ""
 
 
+def _zeroed(values: list[str | None]) -> list[str | None]:
+    return digits_zeroed(pl.Series("m", values, dtype=pl.String)).to_list()
+
+
+def test_digits_zeroed_replaces_ascii_digits_only() -> None:
+    assert _zeroed(["rank 13 at 10.0.9.1:8471", None, "", "é٣３ 7", "Traceback 42\n9"]) == [
+        "rank 00 at 00.0.0.0:0000",
+        None,
+        "",
+        "é٣３ 0",
+        "Traceback 00\n0",
+    ]
+    assert _zeroed([]) == [] and _zeroed([None, None]) == [None, None]
+
+
+def test_digits_zeroed_reads_slices_and_chunks() -> None:
+    # A slice of an Arrow array starts at an offset into its buffers; a series of several
+    # chunks is made one.
+    sliced = pl.Series("m", pa.array(["x 1", "y 2", None, "z 3"]).slice(1, 3))
+    assert digits_zeroed(sliced).to_list() == ["y 0", None, "z 0"]
+    chunks = pl.concat([pl.Series("m", ["a 1"]), pl.Series("m", ["b 22", None])], rechunk=False)
+    assert chunks.n_chunks() == 2
+    assert digits_zeroed(chunks).to_list() == ["a 0", "b 00", None]
+
+
+def _same_template_zeroed(messages: list[str]) -> None:
+    frame = pl.DataFrame({"m": messages}, schema={"m": pl.String})
+    frame = frame.with_columns(digits_zeroed(frame["m"]).alias("k"))
+    got = frame.select(template_expr(pl.col("m")).alias("m"), template_expr(pl.col("k")).alias("k"))
+    assert got["m"].to_list() == got["k"].to_list()
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(
+    st.lists(
+        st.text(alphabet=MASKED_ALPHABET, max_size=300)
+        | st.builds(
+            lambda tail: "Traceback (most recent call last):\n" + tail, st.text(MASKED_ALPHABET)
+        ),
+        max_size=20,
+    )
+)
+def test_a_message_and_its_digits_zeroed_have_one_template(messages: list[str]) -> None:
+    _same_template_zeroed(messages)
+
+
+def test_published_logs_and_their_digits_zeroed_have_one_template() -> None:
+    # Every line of the published incidents and the reader samples, and runs of their lines
+    # as folded records.
+    messages: list[str] = []
+    roots = (FIXTURES / "real", FIXTURES / "holdout", SAMPLES)
+    for path in sorted(p for root in roots for p in root.rglob("*") if p.is_file()):
+        lines = path.read_bytes().decode("utf-8", "replace").split("\n")
+        messages += lines
+        messages += ["\n".join(lines[i : i + 5]) for i in range(0, len(lines), 3)]
+    assert len(messages) > 10_000
+    _same_template_zeroed(messages)
+
+
 def test_templated_masks_each_distinct_message_once_in_row_order() -> None:
-    messages = ["b 2 failed", None, "a 1", "b 2 failed", "a 1", None, "c\nd 4", "a 1"]
+    messages = ["b 2 failed", None, "a 1", "b 2 failed", "a 1", None, "c\nd 4", "a 1", "a 23"]
+    messages += [
+        "Traceback (most recent call last):\nValueError: 3",
+        "Traceback\n ValueError: 4 ",
+        "",
+    ]
     rows = pl.LazyFrame(
         {
             "row_id": list(range(len(messages))),
@@ -102,6 +175,10 @@ def test_templated_masks_each_distinct_message_once_in_row_order() -> None:
         "",
         "c",
         "a <*>",
+        "a <*>",
+        "Traceback (most recent call last): ... ValueError: <*>",
+        "Traceback ... ValueError: <*>",
+        "",
     ]
 
 
