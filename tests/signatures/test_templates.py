@@ -277,3 +277,73 @@ def test_tables_of_other_rules_or_rows_are_made_again(tmp_path: Path, change: st
     fresh = json.loads(pl.read_parquet_metadata(path)[META_KEY])
     assert fresh["rules"] == RULES and fresh["format"] == TEMPLATES_FORMAT
     assert fresh["source"] == [["part-00000.parquet", files[0].stat().st_size, 2]]
+
+
+def _row_file(path: Path, row_ids: list[int], hosts: list[str | None], *, category: bool) -> None:
+    count = len(row_ids)
+    frame = pl.DataFrame(
+        {
+            "row_id": row_ids,
+            "ts": [
+                None if i % 7 == 0 else 1_800_000_000_000_000_000 + i * 17_000_000_000
+                for i in row_ids
+            ],
+            "host": hosts,
+            "severity": ["ERROR" if i % 5 == 0 else "INFO" for i in row_ids],
+            "message": [
+                f"step {i} on {hosts[n]} failed" if i % 3 else "ok" for n, i in enumerate(row_ids)
+            ],
+        },
+        schema_overrides={"ts": pl.Datetime("ns", "UTC")},
+    )
+    if category:
+        frame = frame.with_columns(pl.col("host").cast(pl.Categorical))
+    path.parent.mkdir(exist_ok=True)
+    frame.write_parquet(path)
+    assert count == frame.height
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_tables_of_several_files_are_those_of_their_rows_together(
+    tmp_path: Path, ordered: bool
+) -> None:
+    # Three row files (hosts as categories in two, as text in one; hosts that sort
+    # differently as text and as numbers; rows without host or time); in name order their
+    # row ids follow one another, or do not.
+    hosts = ["h10", "h2", None, "h1", "é", "h2"]
+    ids = [list(range(40)), list(range(40, 90)), list(range(90, 100))]
+    if not ordered:
+        ids = [ids[2], ids[0], ids[1]]
+    files = []
+    for number, part in enumerate(ids):
+        path = tmp_path / "rows" / f"part-{number:05d}.parquet"
+        _row_file(path, part, [hosts[i % len(hosts)] for i in part], category=number != 1)
+        files.append(path)
+    write_templates(files, tmp_path)
+
+    rows = pl.concat(
+        [pl.read_parquet(f).with_columns(pl.col("host").cast(pl.String)) for f in files]
+    ).sort("row_id")
+    rows = rows.with_columns(template_expr(pl.col("message")).alias("template")).with_columns(
+        pl.col("template").hash(seed=26).alias("template_id"),
+        error_rank(pl.col("severity"), pl.col("template")).alias("error_rank"),
+    )
+    expected_rows = rows.select("row_id", "template_id", "ts", "host")
+    assert pl.read_parquet(tmp_path / TEMPLATE_ROWS_FILE).equals(expected_rows)
+    expected_cells = (
+        rows.group_by("template_id", "host", pl.col("ts").dt.truncate("60s").alias("bucket"))
+        .agg(
+            pl.len().cast(pl.Int64).alias("rows"),
+            pl.col("row_id").min().alias("first_row"),
+            pl.col("row_id").max().alias("last_row"),
+            pl.col("ts").min().alias("first_ts"),
+            pl.col("ts").max().alias("last_ts"),
+        )
+        .sort("template_id", "host", "bucket", nulls_last=True)
+    )
+    cells = pl.read_parquet(tmp_path / TEMPLATE_HOSTS_FILE)
+    assert cells.equals(expected_cells)
+    assert cells["host"].null_count() and cells["bucket"].null_count()
+    templates = pl.read_parquet(tmp_path / TEMPLATES_FILE)
+    assert templates["rows"].sum() == 100
+    assert templates["first_row"].to_list() == sorted(templates["first_row"].to_list())
