@@ -4,6 +4,7 @@ and that every row of the case has its template (nothing lost)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -103,6 +104,15 @@ def test_digits_zeroed_reads_slices_and_chunks() -> None:
     assert digits_zeroed(chunks).to_list() == ["a 0", "b 00", None]
 
 
+@pytest.mark.parametrize("block", [1, 5, 64, 1 << 18])
+def test_digits_zeroed_block_by_block(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+    # Blocks that cut the text anywhere, a last block shorter than the others.
+    monkeypatch.setattr(templates_mod, "ZERO_BLOCK", block)
+    messages = [f"é{i} host-{i * 7} 0x{i:x} ٣" * (i % 4) for i in range(300)] + [None]
+    expected = [None if m is None else re.sub("[0-9]", "0", m) for m in messages]
+    assert _zeroed(messages) == expected
+
+
 def _same_template_zeroed(messages: list[str]) -> None:
     frame = pl.DataFrame({"m": messages}, schema={"m": pl.String})
     frame = frame.with_columns(digits_zeroed(frame["m"]).alias("k"))
@@ -144,7 +154,7 @@ def test_templated_masks_each_distinct_message_once_in_row_order() -> None:
         "Traceback\n ValueError: 4 ",
         "",
     ]
-    rows = pl.LazyFrame(
+    rows = pl.DataFrame(
         {
             "row_id": list(range(len(messages))),
             "ts": [None] * len(messages),
@@ -154,15 +164,11 @@ def test_templated_masks_each_distinct_message_once_in_row_order() -> None:
         },
         schema_overrides={"ts": pl.Datetime("ns", "UTC"), "message": pl.String},
     )
-    got = templated(rows).collect()
+    got = templated(rows)
     # The same as masking every row on its own.
-    expected = (
-        rows.with_columns(template_expr(pl.col("message")).alias("template"))
-        .with_columns(
-            pl.col("template").hash(seed=26).alias("template_id"),
-            error_rank(pl.col("severity"), pl.col("template")).alias("error_rank"),
-        )
-        .collect()
+    expected = rows.with_columns(template_expr(pl.col("message")).alias("template")).with_columns(
+        pl.col("template").hash(seed=26).alias("template_id"),
+        error_rank(pl.col("severity"), pl.col("template")).alias("error_rank"),
     )
     assert got.equals(expected)
     assert got["row_id"].to_list() == list(range(len(messages)))
@@ -244,7 +250,7 @@ def test_tables_made_from_the_same_rows_are_kept(
     assert write_templates(files, tmp_path) == 2
     written = {name: (tmp_path / name).stat().st_mtime_ns for name in TABLES}
 
-    def refuse(rows: pl.LazyFrame) -> pl.LazyFrame:
+    def refuse(rows: pl.DataFrame) -> pl.DataFrame:
         raise AssertionError("templated again")
 
     monkeypatch.setattr(templates_mod, "templated", refuse)
