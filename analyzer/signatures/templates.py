@@ -6,9 +6,10 @@ regex pass (:data:`VARIABLE`): UUIDs, IPv4 addresses (with a port), hex numbers,
 or more components, and any token that holds a digit (numbers, ranks, host names such as
 ``gke-tpu-7``, ``rank3``, hashes). Dotted names without a digit stay: they are module and
 exception names (``jaxlib.xla_extension.XlaRuntimeError``) far more often than host names.
-Whitespace runs fold to one space. The template id is a hash of the template text, so the
-same template has the same id in every case written by the same tool (a cross-run diff
-compares the text as well).
+Whitespace runs fold to one space. The regex passes run once per distinct message once its
+digits are zeroed (:func:`digits_zeroed`: the same template, far fewer texts). The template
+id is a hash of the template text, so the same template has the same id in every case
+written by the same tool (a cross-run diff compares the text as well).
 
 Masking was measured against a Drain-style parser on loghub samples (``benchmarks/RESULTS.md``,
 "Log templates"): the regex pass runs inside polars over whole columns, needs no per-row
