@@ -15,7 +15,12 @@ from analyzer.case.layout import TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE, TEMPLA
 from analyzer.case.store import Case
 from analyzer.errors import CaseError
 from analyzer.signatures.matching import row_files
-from analyzer.signatures.templates import span_columns, templates_current, write_templates
+from analyzer.signatures.templates import (
+    BUCKET_S,
+    span_columns,
+    templates_current,
+    write_templates,
+)
 
 #: A template the case logs in more time buckets than this, on more than a few hosts, is
 #: routine (a benign error retried all run long): never rare, never a failure's first line.
@@ -41,10 +46,7 @@ class Patterns:
         """One row per template × host of the rows in [start, end] (ns; every row when the
         attempt has no time): rows, first/last row and time, the template's text, its error
         flag, and whether it is routine in the case (:data:`ROUTINE_BUCKETS`)."""
-        rows = self.rows
-        if start is not None and end is not None:
-            rows = rows.filter(pl.col("ts").dt.epoch("ns").is_between(start, end))
-        per_host = rows.group_by("template_id", "host").agg(*span_columns()).collect()
+        per_host = self._spans(start, end)
         hosts = int(self.templates.select(pl.col("hosts").max()).item() or 0)
         routine = (pl.col("buckets") > ROUTINE_BUCKETS) & (pl.col("hosts") > rare_limit(hosts))
         return per_host.join(
@@ -53,6 +55,43 @@ class Patterns:
             ),
             on="template_id",
         ).sort("first_row")
+
+    def _spans(self, start: int | None, end: int | None) -> pl.DataFrame:
+        """Rows, first/last row and time per template × host of the rows in [start, end].
+
+        Summed from the cells of the time buckets wholly inside the span, and from the rows
+        of the (at most two) buckets it cuts: a few hundred thousand cells and rows instead
+        of every row of the case (20 M at 4,096 hosts)."""
+        if start is None or end is None:
+            return self.rows.group_by("template_id", "host").agg(*span_columns()).collect()
+        width = BUCKET_S * 1_000_000_000
+        first_whole = -(-start // width) * width  # the first bucket that starts in the span
+        last_whole = (end + 1) // width * width - width  # the last that ends in it
+        bucket = pl.col("bucket").dt.epoch("ns")
+        whole = self.cells.filter(bucket.is_between(first_whole, last_whole)).select(
+            "template_id", "host", "rows", "first_row", "last_row", "first_ts", "last_ts"
+        )
+        stamp = pl.col("ts").dt.epoch("ns")
+        cut = (
+            self.rows.filter(
+                stamp.is_between(start, end)
+                & ((stamp < first_whole) | (stamp >= last_whole + width))
+            )
+            .group_by("template_id", "host")
+            .agg(*span_columns())
+            .collect()
+        )
+        return (
+            pl.concat([whole, cut.select(whole.columns).cast(whole.schema)])
+            .group_by("template_id", "host")
+            .agg(
+                pl.col("rows").sum(),
+                pl.col("first_row").min(),
+                pl.col("last_row").max(),
+                pl.col("first_ts").min(),
+                pl.col("last_ts").max(),
+            )
+        )
 
 
 def load_patterns(case: Case) -> Patterns:
