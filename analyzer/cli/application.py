@@ -12,7 +12,7 @@ would hide a submodule of the same name.)
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn
 
@@ -140,8 +140,9 @@ def _global_options(
     return None
 
 
-def build_app() -> typer.Typer:
-    """The ``culprit`` app with every command of :data:`COMMANDS` and :data:`GROUPS`."""
+def build_app(only: str | None = None) -> typer.Typer:
+    """The ``culprit`` app with every command of :data:`COMMANDS` and :data:`GROUPS`, or only
+    the command or group called ``only``."""
     root = typer.Typer(
         name="culprit",
         help="Offline log forensics for large ML training incidents.",
@@ -152,8 +153,11 @@ def build_app() -> typer.Typer:
     )
     root.callback()(_global_options)
     for name, command in COMMANDS:
-        root.command(name)(command)
+        if only in (None, name):
+            root.command(name)(command)
     for group in GROUPS:
+        if only not in (None, group.name):
+            continue
         sub = typer.Typer(help=group.help, no_args_is_help=True)
         for name, command in group.commands:
             sub.command(name)(command)
@@ -163,7 +167,25 @@ def build_app() -> typer.Typer:
 
 app = build_app()
 
+#: The names :func:`main` can run alone.
+_NAMES: Final = frozenset(name for name, _ in COMMANDS) | {group.name for group in GROUPS}
+
+
+def invoked(args: Sequence[str]) -> str | None:
+    """The command (or group) that ``args`` runs, when they name one known: the first
+    argument that is not the root's one option."""
+    for arg in args:
+        if arg != "--debug":
+            return arg if arg in _NAMES else None
+    return None
+
 
 def main() -> None:
-    """Console-script entry point (``culprit``) and ``python -m analyzer``."""
-    app()
+    """Console-script entry point (``culprit``) and ``python -m analyzer``.
+
+    typer turns every command's signature into parameters when the app runs, a fiftieth of a
+    second for all of them: a command line that names its command gets an app of that one
+    (the same command object, so the same parsing, help and errors); anything else, such as
+    ``culprit --help`` or a mistyped name, gets the whole app.
+    """
+    build_app(invoked(sys.argv[1:]))()

@@ -10,10 +10,11 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+import analyzer
 import analyzer.cli
 from analyzer import api
 from analyzer.cli import app
-from analyzer.cli.application import COMMANDS, GROUPS
+from analyzer.cli.application import COMMANDS, GROUPS, build_app, invoked, main
 from analyzer.cli.exits import EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPTED
 from tests.conftest import EXAMPLE
 
@@ -121,3 +122,44 @@ def test_help_does_not_import_the_heavy_libraries() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert done.stdout.splitlines()[-1] == "heavy:"
+
+
+ALONE = [name for name, _ in COMMANDS] + [group.name for group in GROUPS]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["analyze", "x", "-o", "y"], "analyze"),
+        (["--debug", "case", "info", "/tmp"], "case"),
+        (["--help"], None),
+        (["--debug", "--help"], None),
+        (["analyse", "x"], None),
+        ([], None),
+    ],
+)
+def test_the_command_a_command_line_runs(args: list[str], expected: str | None) -> None:
+    assert invoked(args) == expected
+
+
+@pytest.mark.parametrize("name", ALONE)
+@pytest.mark.parametrize("extra", [["--help"], ["--no-such-option"]])
+def test_a_command_alone_parses_as_in_the_whole_app(name: str, extra: list[str]) -> None:
+    # main() builds only the command its arguments name: help, usage and errors are the same.
+    args = [name, *extra]
+    alone, whole = runner.invoke(build_app(name), args), runner.invoke(app, args)
+    assert (alone.exit_code, alone.stdout, alone.stderr) == (
+        whole.exit_code,
+        whole.stdout,
+        whole.stderr,
+    )
+
+
+def test_main_runs_the_command_its_arguments_name(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["culprit", "--debug", "version"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == analyzer.__version__
