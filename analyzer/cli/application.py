@@ -11,13 +11,14 @@ would hide a submodule of the same name.)
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from analyzer.cli import (
     analyze,
@@ -126,6 +127,57 @@ class _ReportingGroup(TyperGroup):
             )
 
 
+#: The library function (a name of :mod:`analyzer.api`) whose import is most of a command's
+#: start-up, by command: imported as part of start-up (see :func:`_start_up`).
+WORKFLOWS: Final[dict[str, str]] = {
+    "analyze": "analyze",
+    "report": "report",
+    "ingest": "ingest",
+    "match": "match",
+    "merge": "merge",
+    "query": "query",
+    "diff": "diff",
+}
+
+#: True from :func:`main`'s start until the command runs: the garbage collector is off.
+_starting = False
+
+
+def _start_up() -> None:
+    """No collections while typer builds the command, parses its options and the command's
+    workflow is imported: what that allocates (modules, classes, typer's and pydantic's
+    objects) lives as long as the process, so a collection frees none of it, yet walks all of
+    it, again and again as imports grow the heap (a twentieth of a small analysis)."""
+    global _starting
+    _starting = True
+    gc.disable()
+
+
+def _end_start_up(command: str) -> None:
+    """Import ``command``'s workflow, then collect from here on, with what start-up made
+    frozen (never walked again). Nothing to do unless :func:`_start_up` ran (a test's
+    runner invokes the app directly)."""
+    global _starting
+    if not _starting:
+        return
+    _starting = False
+    workflow = WORKFLOWS.get(command)
+    if workflow is not None:
+        from analyzer import api
+
+        getattr(api, workflow)
+    gc.freeze()
+    gc.enable()
+
+
+class _Command(TyperCommand):
+    """A command: start-up ends when its options are parsed and it is about to run."""
+
+    def invoke(self, ctx: Context) -> Any:
+        _end_start_up(ctx.command_path.split(" ", 1)[-1])
+        return super().invoke(ctx)
+
+
 def _fail(message: str, code: int) -> NoReturn:
     sys.stderr.write(f"culprit: error: {message}\n")
     raise typer.Exit(code)
@@ -154,13 +206,13 @@ def build_app(only: str | None = None) -> typer.Typer:
     root.callback()(_global_options)
     for name, command in COMMANDS:
         if only in (None, name):
-            root.command(name)(command)
+            root.command(name, cls=_Command)(command)
     for group in GROUPS:
         if only not in (None, group.name):
             continue
         sub = typer.Typer(help=group.help, no_args_is_help=True)
         for name, command in group.commands:
-            sub.command(name)(command)
+            sub.command(name, cls=_Command)(command)
         root.add_typer(sub, name=group.name)
     return root
 
@@ -186,6 +238,15 @@ def main() -> None:
     typer turns every command's signature into parameters when the app runs, a fiftieth of a
     second for all of them: a command line that names its command gets an app of that one
     (the same command object, so the same parsing, help and errors); anything else, such as
-    ``culprit --help`` or a mistyped name, gets the whole app.
+    ``culprit --help`` or a mistyped name, gets the whole app. Start-up runs without garbage
+    collections (:func:`_start_up`).
     """
-    build_app(invoked(sys.argv[1:]))()
+    global _starting
+    _start_up()
+    try:
+        build_app(invoked(sys.argv[1:]))()
+    finally:
+        # No command ran (a usage error, --help): the collector back on, nothing frozen.
+        if _starting:
+            _starting = False
+            gc.enable()

@@ -3,17 +3,20 @@ and a ``--help`` that does not wait for the heavy libraries."""
 
 from __future__ import annotations
 
+import gc
 import pkgutil
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 from typer.testing import CliRunner
 
 import analyzer
 import analyzer.cli
+import analyzer.cli.version
 from analyzer import api
-from analyzer.cli import app
+from analyzer.cli import app, application
 from analyzer.cli.application import COMMANDS, GROUPS, build_app, invoked, main
 from analyzer.cli.exits import EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPTED
 from tests.conftest import EXAMPLE
@@ -155,11 +158,69 @@ def test_a_command_alone_parses_as_in_the_whole_app(name: str, extra: list[str])
     )
 
 
+@pytest.fixture
+def collector() -> Iterator[list[tuple[str, bool]]]:
+    """Where a command notes whether the garbage collector was on when it ran; afterwards the
+    collector as it was (main freezes what start-up made)."""
+    seen: list[tuple[str, bool]] = []
+    yield seen
+    gc.unfreeze()
+    gc.enable()
+
+
 def test_main_runs_the_command_its_arguments_name(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    collector: list[tuple[str, bool]],
 ) -> None:
+    def version() -> None:
+        collector.append(("version", gc.isenabled()))
+        analyzer.cli.version.version()
+
+    monkeypatch.setattr(application, "COMMANDS", (("version", version),))
     monkeypatch.setattr(sys, "argv", ["culprit", "--debug", "version"])
     with pytest.raises(SystemExit) as done:
         main()
     assert done.value.code == 0
     assert capsys.readouterr().out.strip() == analyzer.__version__
+    # Start-up ran without collections; the command runs with them, start-up's objects frozen.
+    assert collector == [("version", True)]
+    assert gc.get_freeze_count() > 0
+    assert gc.isenabled()
+
+
+def test_a_command_line_that_runs_nothing_leaves_the_collector_on(
+    monkeypatch: pytest.MonkeyPatch, collector: list[tuple[str, bool]]
+) -> None:
+    for args in (["analyze", "--no-such-option"], ["--help"]):
+        monkeypatch.setattr(sys, "argv", ["culprit", *args])
+        with pytest.raises(SystemExit):
+            main()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() == 0
+
+
+def test_the_workflows_imported_at_start_up_are_commands_and_api_names() -> None:
+    assert set(application.WORKFLOWS) <= {name for name, _ in COMMANDS}
+    assert set(application.WORKFLOWS.values()) <= set(api.__all__)
+
+
+def test_a_command_starts_with_its_workflow_imported() -> None:
+    # A fresh interpreter: this one has imported every workflow already.
+    script = (
+        "import sys\n"
+        "from analyzer.cli import application\n"
+        "def report() -> None:\n"
+        "    print('analysis' if 'analyzer.flows.analysis' in sys.modules else 'none')\n"
+        "application.COMMANDS = (('analyze', report), ('version', report))\n"
+        "for command in ('version', 'analyze'):\n"
+        "    sys.argv = ['culprit', command]\n"
+        "    try:\n"
+        "        application.main()\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["none", "analysis"]
