@@ -189,8 +189,8 @@ def _parsed_files(folder: Path | None) -> ParsedFiles:
 
 
 def _signature(text: str) -> Signature:
-    table = _parsed_files(cache_dir()).table(text)
     key = digest(text)
+    table = _parsed_files(cache_dir()).table(text, key)
     found = _VALIDATED.get(key)
     if found is None:
         found = _VALIDATED[key] = Signature.model_validate(table)
