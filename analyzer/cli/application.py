@@ -174,7 +174,14 @@ class _Command(TyperCommand):
     """A command: start-up ends when its options are parsed and it is about to run."""
 
     def invoke(self, ctx: Context) -> Any:
-        _end_start_up(ctx.command_path.split(" ", 1)[-1])
+        # The command's names below the root ("case info"): the root's own name is the
+        # program's, "culprit" or "python -m analyzer".
+        names = []
+        at: Context | None = ctx
+        while at is not None and at.parent is not None:
+            names.append(at.info_name or "")
+            at = at.parent
+        _end_start_up(" ".join(reversed(names)))
         return super().invoke(ctx)
 
 
