@@ -3,7 +3,10 @@ that covers every part of ``analyzer/`` (ARCHITECTURE.md describes the layers)."
 
 from __future__ import annotations
 
+import ast
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -110,3 +113,58 @@ def test_the_map_in_architecture_md_matches_the_tree() -> None:
     cited = set(re.findall(r"`(analyzer/[\w/.]+)`", text))
     missing = sorted(path for path in cited if not (ROOT / path.rstrip("/")).exists())
     assert missing == [], "ARCHITECTURE.md names paths that do not exist"
+
+
+#: What the analysis of a small text log has no use for: the cluster engine, the dashboard,
+#: DuckDB (JSON readers and the duckdb backend), detect-secrets (a secret-looking text), the
+#: other matching backends and the catalogue's lint, the HTML report, the progress bar (not
+#: drawn: stderr is no terminal), and the commands of other workflows.
+NOT_FOR_A_SMALL_ANALYSIS = (
+    "ray",
+    "starlette",
+    "uvicorn",
+    "jinja2",
+    "duckdb",
+    "detect_secrets",
+    "rich.progress",
+    "analyzer.signatures.backends.duckdb",
+    "analyzer.signatures.lint",
+    "analyzer.signatures.examples",
+    "analyzer.report.html",
+    "analyzer.serve",
+    "analyzer.collect",
+    "analyzer.replay",
+    "analyzer.provenance.verify",
+    "analyzer.flows.received",
+    "analyzer.flows.diff",
+)
+
+
+def test_analyzing_a_small_text_log_imports_only_what_it_uses(tmp_path: Path) -> None:
+    # Start-up is most of a small analysis: a module imported "just in case" costs every run.
+    # A fresh interpreter runs the command as `culprit analyze LOG -o OUT` would.
+    log = tmp_path / "worker.log"
+    lines = (ROOT / "tests" / "samples" / "text" / "jax_worker.log").read_text().splitlines()
+    log.write_text("\n".join(lines[:10]) + "\n")
+    script = (
+        "import sys\n"
+        "from analyzer.cli import main\n"
+        f"sys.argv = ['culprit', 'analyze', {str(log)!r}, '-o', {str(tmp_path / 'out')!r}]\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exit:\n"
+        "    assert not exit.code, exit.code\n"
+        "print(sorted(sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    loaded = set(ast.literal_eval(done.stdout.splitlines()[-1]))
+    assert (tmp_path / "out" / "findings.json").is_file()
+    assert "analyzer.signatures.backends.polars" in loaded
+    unneeded = sorted(
+        name
+        for name in loaded
+        if any(name == m or name.startswith(f"{m}.") for m in NOT_FOR_A_SMALL_ANALYSIS)
+    )
+    assert unneeded == []

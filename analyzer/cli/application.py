@@ -11,13 +11,14 @@ would hide a submodule of the same name.)
 
 from __future__ import annotations
 
+import gc
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from analyzer.cli import (
     analyze,
@@ -126,6 +127,64 @@ class _ReportingGroup(TyperGroup):
             )
 
 
+#: The library function (a name of :mod:`analyzer.api`) whose import is most of a command's
+#: start-up, by command: imported as part of start-up (see :func:`_start_up`).
+WORKFLOWS: Final[dict[str, str]] = {
+    "analyze": "analyze",
+    "report": "report",
+    "ingest": "ingest",
+    "match": "match",
+    "merge": "merge",
+    "query": "query",
+    "diff": "diff",
+}
+
+#: True from :func:`main`'s start until the command runs: the garbage collector is off.
+_starting = False
+
+
+def _start_up() -> None:
+    """No collections while typer builds the command, parses its options and the command's
+    workflow is imported: what that allocates (modules, classes, typer's and pydantic's
+    objects) lives as long as the process, so a collection frees none of it, yet walks all of
+    it, again and again as imports grow the heap (a twentieth of a small analysis)."""
+    global _starting
+    _starting = True
+    gc.disable()
+
+
+def _end_start_up(command: str) -> None:
+    """Import ``command``'s workflow, then collect from here on, with what start-up made
+    frozen (never walked again). Nothing to do unless :func:`_start_up` ran (a test's
+    runner invokes the app directly)."""
+    global _starting
+    if not _starting:
+        return
+    _starting = False
+    workflow = WORKFLOWS.get(command)
+    if workflow is not None:
+        from analyzer import api
+
+        getattr(api, workflow)
+    gc.freeze()
+    gc.enable()
+
+
+class _Command(TyperCommand):
+    """A command: start-up ends when its options are parsed and it is about to run."""
+
+    def invoke(self, ctx: Context) -> Any:
+        # The command's names below the root ("case info"): the root's own name is the
+        # program's, "culprit" or "python -m analyzer".
+        names = []
+        at: Context | None = ctx
+        while at is not None and at.parent is not None:
+            names.append(at.info_name or "")
+            at = at.parent
+        _end_start_up(" ".join(reversed(names)))
+        return super().invoke(ctx)
+
+
 def _fail(message: str, code: int) -> NoReturn:
     sys.stderr.write(f"culprit: error: {message}\n")
     raise typer.Exit(code)
@@ -140,8 +199,9 @@ def _global_options(
     return None
 
 
-def build_app() -> typer.Typer:
-    """The ``culprit`` app with every command of :data:`COMMANDS` and :data:`GROUPS`."""
+def build_app(only: str | None = None) -> typer.Typer:
+    """The ``culprit`` app with every command of :data:`COMMANDS` and :data:`GROUPS`, or only
+    the command or group called ``only``."""
     root = typer.Typer(
         name="culprit",
         help="Offline log forensics for large ML training incidents.",
@@ -152,18 +212,48 @@ def build_app() -> typer.Typer:
     )
     root.callback()(_global_options)
     for name, command in COMMANDS:
-        root.command(name)(command)
+        if only in (None, name):
+            root.command(name, cls=_Command)(command)
     for group in GROUPS:
+        if only not in (None, group.name):
+            continue
         sub = typer.Typer(help=group.help, no_args_is_help=True)
         for name, command in group.commands:
-            sub.command(name)(command)
+            sub.command(name, cls=_Command)(command)
         root.add_typer(sub, name=group.name)
     return root
 
 
 app = build_app()
 
+#: The names :func:`main` can run alone.
+_NAMES: Final = frozenset(name for name, _ in COMMANDS) | {group.name for group in GROUPS}
+
+
+def invoked(args: Sequence[str]) -> str | None:
+    """The command (or group) that ``args`` runs, when they name one known: the first
+    argument that is not the root's one option."""
+    for arg in args:
+        if arg != "--debug":
+            return arg if arg in _NAMES else None
+    return None
+
 
 def main() -> None:
-    """Console-script entry point (``culprit``) and ``python -m analyzer``."""
-    app()
+    """Console-script entry point (``culprit``) and ``python -m analyzer``.
+
+    typer turns every command's signature into parameters when the app runs, a fiftieth of a
+    second for all of them: a command line that names its command gets an app of that one
+    (the same command object, so the same parsing, help and errors); anything else, such as
+    ``culprit --help`` or a mistyped name, gets the whole app. Start-up runs without garbage
+    collections (:func:`_start_up`).
+    """
+    global _starting
+    _start_up()
+    try:
+        build_app(invoked(sys.argv[1:]))()
+    finally:
+        # No command ran (a usage error, --help): the collector back on, nothing frozen.
+        if _starting:
+            _starting = False
+            gc.enable()

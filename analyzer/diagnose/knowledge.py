@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from analyzer.signatures.catalog import KNOWLEDGE_DIR
+from analyzer.signatures.catalog import KNOWLEDGE_DIR, front_matter_of
 from analyzer.signatures.classes import UNKNOWN
-from analyzer.signatures.lint import front_matter
 
 _SECTION: Final = re.compile(r"^## (?P<name>.+?)\s*$")
 _ITEM: Final = re.compile(r"^(?:\d+\.|-)\s+(?P<text>.*)$")
@@ -58,8 +57,9 @@ def _sections(text: str) -> dict[str, list[str]]:
 
 
 def read_page(path: Path) -> Page:
-    meta = front_matter(path)
-    sections = _sections(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    meta = front_matter_of(text)
+    sections = _sections(text)
     modes = meta.get("modes", [])
     return Page(
         id=path.stem,
@@ -83,6 +83,25 @@ def pages(folder: Path = KNOWLEDGE_DIR) -> dict[str, Page]:
     return found
 
 
+@functools.cache
+def _names(folder: Path) -> frozenset[str]:
+    """The file names :func:`pages` reads in ``folder``."""
+    return frozenset(path.name for path in folder.glob("*.md"))
+
+
+@functools.cache
+def _page(page_id: str) -> Page | None:
+    """The page ``page_id`` as :func:`pages` has it, reading that page alone: a diagnosis
+    needs the pages of the signatures that matched, not the hundred-odd others."""
+    name = f"{page_id}.md"
+    if name not in _names(KNOWLEDGE_DIR):
+        return None
+    try:
+        return read_page(KNOWLEDGE_DIR / name)
+    except (ValueError, OSError):
+        return None
+
+
 def page(page_id: str) -> Page:
     """The page ``page_id``, or a bare one named after it when the page is missing."""
-    return pages().get(page_id) or Page(page_id, page_id, (), UNKNOWN, (), ())
+    return _page(page_id) or Page(page_id, page_id, (), UNKNOWN, (), ())

@@ -13,7 +13,6 @@ import json
 import re
 
 from analyzer.ingest.registry import LINE_READERS
-from analyzer.signatures.backends.python import match_start
 from analyzer.signatures.model import Signature
 
 
@@ -43,6 +42,9 @@ def cited_line(
     row's own line when the record is one line, is not line-mapped, or nothing matches)."""
     if signature is None or "\n" not in message or not line_mapped(reader, extra, message):
         return line
+    # Only a folded record needs the reference engine (Python's ``regex``): imported here.
+    from analyzer.signatures.backends.python import match_start
+
     start = match_start(signature.regex, message, signature.cite)
     if start is None:
         return line

@@ -11,6 +11,7 @@ example matches and each counter-example does not.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 import sys
 import tomllib
@@ -57,11 +58,13 @@ class Problem:
 
 @dataclass(frozen=True)
 class Entry:
-    """A loaded signature, the file it came from and that file's text (read once)."""
+    """A loaded signature, the file it came from and that file's text (read once), as text
+    (newlines read as ``\\n``) and as the bytes the catalogue's digest is taken over."""
 
     signature: Signature
     path: Path
     text: str
+    data: bytes
 
     def line_of(self, key: str) -> int | None:
         """The line of the file where ``key`` is assigned."""
@@ -78,6 +81,16 @@ class Catalogue:
     @property
     def signatures(self) -> tuple[Signature, ...]:
         return tuple(entry.signature for entry in self.entries)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """sha256 over the bytes of the signature files, in catalogue order (the same as
+        ``cat`` of those files piped to ``sha256sum``); the bytes as they were loaded, so an
+        analysis asking three times reads the files once."""
+        digest = hashlib.sha256()
+        for entry in self.entries:
+            digest.update(entry.data)
+        return digest.hexdigest()
 
     def find(self, key: str) -> Entry:
         """The signature whose code or name is ``key``.
@@ -99,6 +112,23 @@ def line_of(text: str, key: str) -> int | None:
     pattern = re.compile(rf"^\s*{re.escape(key)}\s*=", re.M)
     found = pattern.search(text)
     return None if found is None else text.count("\n", 0, found.start()) + 1
+
+
+def front_matter(path: Path) -> dict[str, object]:
+    """The TOML front matter of a knowledge page (between ``+++`` lines at its top)."""
+    return front_matter_of(path.read_text(encoding="utf-8"))
+
+
+def front_matter_of(text: str) -> dict[str, object]:
+    """The TOML front matter of a knowledge page's text (:func:`front_matter`)."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "+++":
+        raise ValueError("the page does not start with a +++ front matter block")
+    try:
+        end = lines.index("+++", 1)
+    except ValueError:
+        raise ValueError("the front matter block is not closed with +++") from None
+    return tomllib.loads("\n".join(lines[1:end]))
 
 
 def _toml_line(error: tomllib.TOMLDecodeError, text: str) -> int | None:
@@ -124,15 +154,27 @@ def parse_file(path: Path, *, display: str | None = None) -> tuple[Entry | None,
     """One signature file: its entry, or the problems that keep it from loading."""
     shown = display or str(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        text = _text(data, path)
     except (OSError, UnicodeDecodeError) as exc:
         return None, [Problem(shown, None, f"cannot read: {exc}")]
     try:
-        return Entry(_signature(text), path, text), []
+        return Entry(_signature(text), path, text, data), []
     except tomllib.TOMLDecodeError as exc:
         return None, [Problem(shown, _toml_line(exc, text), f"not valid TOML: {exc}")]
     except ValidationError as exc:
         return None, _validation_problems(shown, text, exc)
+
+
+def _text(data: bytes, path: Path) -> str:
+    """``data`` (the bytes of ``path``) as ``path.read_text(encoding="utf-8")`` reads them:
+    universal newlines."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        # read_text's own error: its decoder, reading in chunks, says where differently.
+        return path.read_text(encoding="utf-8")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 #: Validated signatures by the digest of their file's text. A process that analyzes many
@@ -147,8 +189,8 @@ def _parsed_files(folder: Path | None) -> ParsedFiles:
 
 
 def _signature(text: str) -> Signature:
-    table = _parsed_files(cache_dir()).table(text)
     key = digest(text)
+    table = _parsed_files(cache_dir()).table(text, key)
     found = _VALIDATED.get(key)
     if found is None:
         found = _VALIDATED[key] = Signature.model_validate(table)

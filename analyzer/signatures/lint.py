@@ -28,6 +28,7 @@ from analyzer.signatures.catalog import (
     Entry,
     Problem,
     collect,
+    front_matter,
 )
 from analyzer.signatures.classes import FAILURE_CLASSES
 from analyzer.signatures.dialect import ENGINE_NAMES, UnportableRegex, translate
@@ -59,19 +60,6 @@ ENGINES: Final[tuple[tuple[str, Callable[[str], str | None]], ...]] = (
 
 #: A failure mode's name in a page's ``modes`` list.
 _MODE: Final = re.compile(r"^[a-z][a-z0-9_]*$")
-
-
-def front_matter(path: Path) -> dict[str, object]:
-    """The TOML front matter of a knowledge page (between ``+++`` lines at its top)."""
-    text = path.read_text(encoding="utf-8")
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "+++":
-        raise ValueError("the page does not start with a +++ front matter block")
-    try:
-        end = lines.index("+++", 1)
-    except ValueError:
-        raise ValueError("the front matter block is not closed with +++") from None
-    return tomllib.loads("\n".join(lines[1:end]))
 
 
 def knowledge_pages(folder: Path) -> tuple[dict[str, dict[str, object]], list[Problem]]:

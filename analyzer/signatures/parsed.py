@@ -63,13 +63,14 @@ class ParsedFiles:
             return {}
         return {key: value for key, value in data.items() if isinstance(value, dict)}
 
-    def table(self, text: str) -> Table:
-        """The TOML table of ``text``, from the cache or parsed now.
+    def table(self, text: str, key: str | None = None) -> Table:
+        """The TOML table of ``text`` (whose :func:`digest` is ``key``, when the caller has it
+        already), from the cache or parsed now.
 
         Raises:
             tomllib.TOMLDecodeError: ``text`` is not TOML.
         """
-        key = digest(text)
+        key = key or digest(text)
         found = self._stored.get(key)
         if found is None:
             found = tomllib.loads(text)

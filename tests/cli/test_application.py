@@ -3,17 +3,21 @@ and a ``--help`` that does not wait for the heavy libraries."""
 
 from __future__ import annotations
 
+import gc
 import pkgutil
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 from typer.testing import CliRunner
 
+import analyzer
 import analyzer.cli
+import analyzer.cli.version
 from analyzer import api
-from analyzer.cli import app
-from analyzer.cli.application import COMMANDS, GROUPS
+from analyzer.cli import app, application
+from analyzer.cli.application import COMMANDS, GROUPS, build_app, invoked, main
 from analyzer.cli.exits import EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPTED
 from tests.conftest import EXAMPLE
 
@@ -121,3 +125,102 @@ def test_help_does_not_import_the_heavy_libraries() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert done.stdout.splitlines()[-1] == "heavy:"
+
+
+ALONE = [name for name, _ in COMMANDS] + [group.name for group in GROUPS]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["analyze", "x", "-o", "y"], "analyze"),
+        (["--debug", "case", "info", "/tmp"], "case"),
+        (["--help"], None),
+        (["--debug", "--help"], None),
+        (["analyse", "x"], None),
+        ([], None),
+    ],
+)
+def test_the_command_a_command_line_runs(args: list[str], expected: str | None) -> None:
+    assert invoked(args) == expected
+
+
+@pytest.mark.parametrize("name", ALONE)
+@pytest.mark.parametrize("extra", [["--help"], ["--no-such-option"]])
+def test_a_command_alone_parses_as_in_the_whole_app(name: str, extra: list[str]) -> None:
+    # main() builds only the command its arguments name: help, usage and errors are the same.
+    args = [name, *extra]
+    alone, whole = runner.invoke(build_app(name), args), runner.invoke(app, args)
+    assert (alone.exit_code, alone.stdout, alone.stderr) == (
+        whole.exit_code,
+        whole.stdout,
+        whole.stderr,
+    )
+
+
+@pytest.fixture
+def collector() -> Iterator[list[tuple[str, bool]]]:
+    """Where a command notes whether the garbage collector was on when it ran; afterwards the
+    collector as it was (main freezes what start-up made)."""
+    seen: list[tuple[str, bool]] = []
+    yield seen
+    gc.unfreeze()
+    gc.enable()
+
+
+def test_main_runs_the_command_its_arguments_name(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    collector: list[tuple[str, bool]],
+) -> None:
+    def version() -> None:
+        collector.append(("version", gc.isenabled()))
+        analyzer.cli.version.version()
+
+    monkeypatch.setattr(application, "COMMANDS", (("version", version),))
+    monkeypatch.setattr(sys, "argv", ["culprit", "--debug", "version"])
+    with pytest.raises(SystemExit) as done:
+        main()
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == analyzer.__version__
+    # Start-up ran without collections; the command runs with them, start-up's objects frozen.
+    assert collector == [("version", True)]
+    assert gc.get_freeze_count() > 0
+    assert gc.isenabled()
+
+
+def test_a_command_line_that_runs_nothing_leaves_the_collector_on(
+    monkeypatch: pytest.MonkeyPatch, collector: list[tuple[str, bool]]
+) -> None:
+    for args in (["analyze", "--no-such-option"], ["--help"]):
+        monkeypatch.setattr(sys, "argv", ["culprit", *args])
+        with pytest.raises(SystemExit):
+            main()
+        assert gc.isenabled()
+        assert gc.get_freeze_count() == 0
+
+
+def test_the_workflows_imported_at_start_up_are_commands_and_api_names() -> None:
+    assert set(application.WORKFLOWS) <= {name for name, _ in COMMANDS}
+    assert set(application.WORKFLOWS.values()) <= set(api.__all__)
+
+
+def test_a_command_starts_with_its_workflow_imported() -> None:
+    # A fresh interpreter: this one has imported every workflow already. The program's name
+    # is the root's ("python -m analyzer" has spaces in it).
+    script = (
+        "import sys\n"
+        "import typer.main\n"
+        "from analyzer.cli import application\n"
+        "def report() -> None:\n"
+        "    print('analysis' if 'analyzer.flows.analysis' in sys.modules else 'none')\n"
+        "application.COMMANDS = (('analyze', report), ('version', report))\n"
+        "for command in ('version', 'analyze'):\n"
+        "    application._start_up()\n"
+        "    app = typer.main.get_command(application.build_app(command))\n"
+        "    app.main([command], prog_name='python -m analyzer', standalone_mode=False)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["none", "analysis"]

@@ -3,7 +3,10 @@ small synthetic signatures that pin down each rule of the matching contract."""
 
 from __future__ import annotations
 
+import ast
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -337,6 +340,23 @@ def test_no_candidates_and_no_rows(synthetic: Callable[..., CompiledCatalogue]) 
     assert _found(catalogue, _rows(("text", "nothing"))) == []
     assert _found(catalogue, _rows()) == []
     assert _found(CompiledCatalogue(()), _rows(("text", "widget"))) == []
+
+
+def test_a_backend_module_is_imported_when_first_used() -> None:
+    # A fresh interpreter: this one has imported every backend already.
+    code = (
+        "import sys\n"
+        "from analyzer.signatures.backends import backend_named\n"
+        "prefix = 'analyzer.signatures.backends.'\n"
+        "before = sorted(m for m in sys.modules if m.startswith(prefix))\n"
+        "backend = backend_named('python')\n"
+        "assert backend.match_frame.__module__ == prefix + 'python'\n"
+        "print(before, sorted(m for m in sys.modules if m.startswith(prefix)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after = ast.literal_eval(done.stdout.strip().replace("] [", "], ["))
+    assert before == []
+    assert after == ["analyzer.signatures.backends.python"]
 
 
 def test_unknown_backend_lists_the_known_ones() -> None:

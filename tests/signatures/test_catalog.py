@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -88,3 +89,40 @@ def test_a_code_carries_its_family_prefix(folder: Callable[..., Path]) -> None:
 def test_a_missing_folder_is_a_problem(tmp_path: Path) -> None:
     _, problems = collect([tmp_path / "nowhere"])
     assert [p.message for p in problems] == ["not a signature folder"]
+
+
+def test_the_digest_is_sha256_of_the_files_bytes_in_catalogue_order(
+    folder: Callable[..., Path],
+) -> None:
+    # CRLF line ends: the text reads them as \n (as read_text does), the digest keeps the
+    # bytes as they are on disk.
+    crlf = signature_text(number=2, name="other-widget").replace("\n", "\r\n")
+    extra = folder(
+        {
+            "coordination/test-widget-failed.toml": signature_text(),
+            "gke/other-widget.toml": crlf.replace("coordination", "gke").replace(
+                "COORD-T", "GKE-T"
+            ),
+        }
+    )
+    catalogue = load([extra], builtin=False)
+    files = [entry.path for entry in catalogue.entries]
+    assert catalogue.digest == hashlib.sha256(b"".join(p.read_bytes() for p in files)).hexdigest()
+    for entry in catalogue.entries:
+        assert entry.text == entry.path.read_text(encoding="utf-8")
+        assert entry.data == entry.path.read_bytes()
+    assert "\r" not in catalogue.entries[1].text
+    assert catalogue.entries[1].line_of("regex") == 12
+
+
+def test_a_file_that_is_not_utf8_is_reported_as_read_text_says(
+    folder: Callable[..., Path],
+) -> None:
+    extra = folder({"coordination/test-widget-failed.toml": signature_text()})
+    path = extra / "coordination" / "test-widget-failed.toml"
+    # Past read_text's first chunk: its decoder counts positions from the chunk.
+    path.write_bytes(signature_text().encode() + b"#" * 9000 + b"\xff\n")
+    with pytest.raises(UnicodeDecodeError) as expected:
+        path.read_text(encoding="utf-8")
+    _, problems = collect([extra])
+    assert [p.message for p in problems] == [f"cannot read: {expected.value}"]

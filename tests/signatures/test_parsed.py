@@ -89,3 +89,12 @@ def test_off_writes_nothing(
     assert parsed.cache_dir() is None
     assert not (tmp_path / "xdg").exists() and not (tmp_path / "home").exists()
     _fresh_process()
+
+
+def test_a_table_asked_with_its_digest_is_the_table_of_its_text(tmp_path: Path) -> None:
+    files = parsed.ParsedFiles(tmp_path)
+    text = signature_text()
+    assert files.table(text, parsed.digest(text)) == files.table(text)
+    files.save()
+    again = parsed.ParsedFiles(tmp_path)
+    assert again.table(text, parsed.digest(text)) == files.table(text)
