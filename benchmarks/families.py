@@ -461,3 +461,40 @@ def _html_section(report: Report, name: str) -> str:
 
 
 HTML: Final = RunFamily("html", _html_section)
+
+
+# -- start-up: a 10-line file -------------------------------------------------------------------
+
+
+def _startup_section(report: Report, name: str) -> str:
+    begin, end = markers("startup")
+    r = report["results"][0]
+
+    def span(values: list[float]) -> str:
+        return f"{min(values):.2f}–{max(values):.2f}"
+
+    lines = [
+        begin,
+        f"Run `{name}` ({report['date']}, commit "
+        f"`{(report['machine'].get('git_commit') or '')[:12]}`), command `{report['command']}`; "
+        f"medians of {report['runs']} runs (min–max), each a fresh child process; "
+        f"{r['bytecode_compiled_share']:.0%} of the analyzer's modules had their bytecode "
+        "compiled.",
+        "",
+        "| command | wall s | CPU s | peak RSS MiB |",
+        "|---|---:|---:|---:|",
+        f"| `{r['command_timed']}`, {r['lines']} lines | {r['wall_median_s']:.2f} "
+        f"({span(r['wall_s'])}) | {r['cpu_median_s']:.2f} ({span(r['cpu_s'])}) "
+        f"| {r['peak_rss_mib']:.0f} |",
+    ]
+    for floor, figures in r["floors"].items():
+        lines.append(
+            f"| floor: `{floor}` | {figures['wall_median_s']:.2f} "
+            f"({span(figures['wall_s'])}) | {figures['cpu_median_s']:.2f} "
+            f"({span(figures['cpu_s'])}) | {figures['peak_rss_mib']:.0f} |"
+        )
+    lines.append(end)
+    return "\n".join(lines) + "\n"
+
+
+STARTUP: Final = RunFamily("startup", _startup_section)
