@@ -2,9 +2,5 @@
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("culprit")
-except PackageNotFoundError:  # running from a source tree without an install
-    __version__ = "0.0.0+unknown"
+#: The one place the version is written: pyproject.toml reads it at build time.
+__version__ = "0.1.0"
