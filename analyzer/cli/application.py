@@ -12,6 +12,7 @@ would hide a submodule of the same name.)
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from analyzer.cli import (
     serve,
     signatures,
 )
-from analyzer.cli.exits import EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPTED
+from analyzer.cli.exits import EXIT_BROKEN_PIPE, EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPTED
 from analyzer.cli.version import version
 from analyzer.errors import AnalyzerError
 
@@ -107,12 +108,20 @@ class _ReportingGroup(TyperGroup):
 
     def invoke(self, ctx: Context) -> Any:
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            # What is still buffered goes now, so a reader that went away is found here.
+            sys.stdout.flush()
+            return result
         except AnalyzerError as exc:
             _fail(str(exc), EXIT_ERROR)
         except KeyboardInterrupt:
             sys.stderr.write("culprit: interrupted\n")
             raise typer.Exit(EXIT_INTERRUPTED) from None
+        except BrokenPipeError:
+            # `culprit … | head` stopped reading: not a bug. stdout goes to /dev/null so the
+            # interpreter's flush at exit does not hit the closed pipe again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(EXIT_BROKEN_PIPE) from None
         except (typer.Exit, typer.Abort, typer.TyperException):
             # Exits the commands chose, and usage errors of the argument parser (typer's
             # click), keep their own message and code.

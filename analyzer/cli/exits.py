@@ -18,3 +18,6 @@ EXIT_ERROR: Final = 2
 EXIT_BUG: Final = 3
 #: Ctrl+C, as shells report a SIGINT.
 EXIT_INTERRUPTED: Final = 130
+#: The reader of stdout went away (``culprit … | head``), as shells report a SIGPIPE: what was
+#: printed before is all the reader wanted, and nothing is said.
+EXIT_BROKEN_PIPE: Final = 141

@@ -6,6 +6,7 @@ rich and pyarrow are imported inside the functions: this module is on the import
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from pathlib import Path
@@ -20,9 +21,20 @@ if TYPE_CHECKING:
 
 def console(stderr: bool = False) -> Console:
     """A console that prints text as given: no syntax highlighting, long lines not cut."""
+    return _console_class()(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+@functools.cache
+def _console_class() -> type[Console]:
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich would end the process with status 1 itself; a reader that went away
+            # (`culprit … | head`) is the root command's to answer, like any other print's.
+            raise BrokenPipeError
+
+    return _Console
 
 
 def cell(value: Any) -> str:

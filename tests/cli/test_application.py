@@ -8,6 +8,7 @@ import pkgutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -18,7 +19,7 @@ import analyzer.cli.version
 from analyzer import api
 from analyzer.cli import app, application
 from analyzer.cli.application import COMMANDS, GROUPS, build_app, invoked, main
-from analyzer.cli.exits import EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPTED
+from analyzer.cli.exits import EXIT_BROKEN_PIPE, EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPTED
 from tests.conftest import EXAMPLE
 
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -90,6 +91,31 @@ def test_ctrl_c_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
     result = runner.invoke(app, ["case", "info", "/tmp"])
     assert result.exit_code == EXIT_INTERRUPTED
     assert result.stderr == "culprit: interrupted\n"
+
+
+@pytest.mark.parametrize("command", ["signatures list", "analyze"])
+def test_a_reader_that_stops_reading_is_not_a_bug(command: str, tmp_path: Path) -> None:
+    """`culprit … | head -1`: the first line reaches the reader, then culprit ends as a process
+    killed by SIGPIPE does, without a word (rich and the error policy used to call it a bug,
+    or exit 1)."""
+    args = command.split()
+    if command == "analyze":
+        log = tmp_path / "ten.log"
+        log.write_text(
+            "".join(f"E1129 18:00:0{k}.000000 1 a.py:1] RuntimeError: x {k}\n" for k in range(9))
+        )
+        args += [str(log), "-o", str(tmp_path / "out")]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "analyzer", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert child.stdout is not None and child.stderr is not None
+    first = child.stdout.readline()
+    child.stdout.close()
+    error = child.stderr.read()
+    child.stderr.close()
+    assert child.wait(timeout=120) == EXIT_BROKEN_PIPE, error
+    assert first.strip()
+    assert error == b""
 
 
 def test_usage_errors_stay_the_parsers() -> None:
