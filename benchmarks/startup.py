@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -61,14 +61,16 @@ def first_error_line(findings: Path) -> int | None:
     return None if first is None else int(first["citation"]["line"])
 
 
-def _timed(command: list[str], workdir: Path, name: str, runs: int) -> list[measure.Run]:
-    """``runs`` runs of ``command``, where ``{k}`` stands for the run's number."""
-    return [
-        measure.run_once(
-            [part.replace("{k}", str(k)) for part in command], workdir / f"{name}-{k}.log"
-        )
-        for k in range(runs)
-    ]
+def _timed(
+    command: Callable[[int], list[str]], workdir: Path, name: str, runs: int
+) -> list[measure.Run]:
+    """``runs`` runs of ``command(k)``, ``k`` the run's number."""
+    return [measure.run_once(command(k), workdir / f"{name}-{k}.log") for k in range(runs)]
+
+
+def _python(code: str) -> Callable[[int], list[str]]:
+    """The interpreter running ``code``, whatever the run."""
+    return lambda _: [sys.executable, "-c", code]
 
 
 def _summary(runs: list[measure.Run]) -> dict[str, Any]:
@@ -95,22 +97,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     with measure.work_directory(args.cache, "startup-", keep=False) as workdir:
         log = workdir / "ten.log"
         log.write_text(TEN_LINES, encoding="utf-8")
-        analyze = [*measure.culprit_command(), "analyze", str(log), "-o", "", "--quiet"]
-        analyze[-2] = str(workdir / "out-warm-up")
-        measure.run_once(analyze, workdir / "warm-up.log")
+        culprit = measure.culprit_command()
+
+        def analyze(out: str) -> list[str]:
+            return [*culprit, "analyze", str(log), "-o", str(workdir / out), "--quiet"]
+
+        measure.run_once(analyze("out-warm-up"), workdir / "warm-up.log")
         cited = first_error_line(workdir / "out-warm-up" / "findings.json")
         if cited is None:
             raise measure.BenchmarkError("the analysis of the 10 lines found no first error")
         say(f"culprit analyze, 10 lines, {args.runs} runs ...")
-        analyze[-2] = str(workdir / "out-{k}")
-        timed = _timed(analyze, workdir, "analyze", args.runs)
+        timed = _timed(lambda k: analyze(f"out-{k}"), workdir, "analyze", args.runs)
         if any(
             first_error_line(workdir / f"out-{k}" / "findings.json") != cited
             for k in range(args.runs)
         ):
             raise measure.BenchmarkError("a timed run's verdict differs from the first run's")
         floors = {
-            name: _summary(_timed([sys.executable, "-c", code], workdir, f"floor{k}", args.runs))
+            name: _summary(_timed(_python(code), workdir, f"floor{k}", args.runs))
             for k, (name, code) in enumerate(FLOORS.items())
         }
     result = {

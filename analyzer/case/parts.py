@@ -74,15 +74,15 @@ class UnitWriter:
     unit: int
     part_rows: int = PART_ROWS
     group_rows: int = ROW_GROUP_ROWS
-    parts: list[Part] = field(default_factory=list)
-    _writer: pq.ParquetWriter | None = None
-    _path: Path | None = None
-    _file_ids: set[int] = field(default_factory=set)
-    _in_part: int = 0
-    _buffer: list[pa.Table] = field(default_factory=list)
-    _buffered: int = 0
-    _buffered_bytes: int = 0
-    _buffered_batches: int = 0
+    parts: list[Part] = field(default_factory=list, init=False)
+    _writer: pq.ParquetWriter | None = field(default=None, init=False, repr=False)
+    _path: Path | None = field(default=None, init=False, repr=False)
+    _file_ids: set[int] = field(default_factory=set, init=False, repr=False)
+    _in_part: int = field(default=0, init=False, repr=False)
+    _buffer: list[pa.Table] = field(default_factory=list, init=False, repr=False)
+    _buffered: int = field(default=0, init=False, repr=False)
+    _buffered_bytes: int = field(default=0, init=False, repr=False)
+    _buffered_batches: int = field(default=0, init=False, repr=False)
 
     def add(self, table: pa.Table) -> None:
         """Append canonical rows (no-op for none)."""
