@@ -4,7 +4,7 @@ diagnose, and write the reports; or diagnose and render a case already matched."
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -160,9 +160,10 @@ def analyze(
             matched = needs_matching(opened, catalogue)
             if matched:
                 runner.match(opened, catalogue, chosen)
-        quote = _quote(settings, opened)
-        # Read once for the diagnosis and the pictures (a scan of every row file).
+        # Read once for the diagnosis, the redaction and the pictures (a scan of every row
+        # file).
         data = load_evidence(opened, catalogue)
+        quote = _quote(settings, opened, data.host_names)
         findings = diagnose(
             opened,
             catalogue,
@@ -221,11 +222,12 @@ def _handoff_input(paths: Sequence[str | Path], settings: AnalyzeSettings) -> Pa
     return found[0] if found else None
 
 
-def _quote(settings: AnalyzeSettings, case: Case) -> Redactor:
-    """The redaction of ``case``'s outputs, or none (``--no-redact``)."""
+def _quote(settings: AnalyzeSettings, case: Case, hosts: Iterable[str] | None = None) -> Redactor:
+    """The redaction of ``case``'s outputs, or none (``--no-redact``); ``hosts``: the case's
+    host names when already read."""
     from analyzer.redact.case import for_case
 
-    return for_case(case, enabled=settings.redact)
+    return for_case(case, enabled=settings.redact, hosts=hosts)
 
 
 def diagnose_case(case: str | Path, settings: AnalyzeSettings | None = None) -> Findings:

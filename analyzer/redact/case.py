@@ -4,6 +4,8 @@ and stand in structured fields (culprit, host column, host map) anyway."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import polars as pl
 
 from analyzer.case.layout import HOSTS_FILE
@@ -34,6 +36,10 @@ def host_map_names(case: Case) -> set[str]:
     return set(table["host"].drop_nulls().to_list()) | set(table["alias"].drop_nulls().to_list())
 
 
-def for_case(case: Case, *, enabled: bool = True) -> Redactor:
-    """The redaction of ``case``'s outputs (none with ``enabled`` false: ``--no-redact``)."""
-    return Redactor(host_names(case)) if enabled else VERBATIM
+def for_case(case: Case, *, enabled: bool = True, hosts: Iterable[str] | None = None) -> Redactor:
+    """The redaction of ``case``'s outputs (none with ``enabled`` false: ``--no-redact``).
+    ``hosts``: the case's host names when the caller has them already (a scan of every row
+    file otherwise)."""
+    if not enabled:
+        return VERBATIM
+    return Redactor(host_names(case) if hosts is None else hosts)

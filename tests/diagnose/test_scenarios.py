@@ -15,8 +15,11 @@ import polars as pl
 import pytest
 
 from analyzer import api
+from analyzer.diagnose.evidence import load as load_evidence
 from analyzer.diagnose.findings import Findings
-from analyzer.redact.case import for_case
+from analyzer.redact import VERBATIM
+from analyzer.redact.case import for_case, host_names
+from analyzer.signatures.catalog import load as load_catalogue
 from fixtures.scenarios import SCENARIOS
 from tests.conftest import Generated
 
@@ -98,3 +101,19 @@ def test_analyze_finds_the_truth_at_1024_hosts(
     generated: Callable[[str, int], Generated], tmp_path: Path, name: str
 ) -> None:
     check_against_truth(generated(name, 1024), tmp_path)
+
+
+def test_the_host_names_read_once_are_the_case_host_names(
+    generated: Callable[[str, int], Generated], tmp_path: Path
+) -> None:
+    """The analysis keeps the case's host names from the activity it read for the diagnosis;
+    they are the names a scan of the row files finds, so the redaction keeps the same."""
+    made = generated(FLAGSHIP, 64)
+    api.analyze([made.case], tmp_path)  # matched, so the evidence can be read
+    case = api.load_case(made.case)
+    data = load_evidence(case, load_catalogue())
+    assert data.host_names == host_names(case)
+    assert len(data.host_names) == 64
+    kept = next(iter(data.host_names))
+    assert for_case(case, hosts=data.host_names)(f"lost {kept}") == f"lost {kept}"
+    assert for_case(case, hosts=data.host_names, enabled=False) is VERBATIM
