@@ -1,5 +1,5 @@
 """Every performance figure in one command: ``python -m benchmarks run [--quick] [--no-record]
-[--only ingest,match,analyze] [--rebuild-table]`` (RESULTS.md, "Targets").
+[--only ingest,match,analyze,startup] [--rebuild-table]`` (RESULTS.md, "Targets").
 
 Each step of :func:`plan` is a benchmark run as ``python -m benchmarks.<module>`` in a child
 process (a fresh interpreter, its own results file and section, as when run by hand; its
@@ -32,7 +32,7 @@ from fixtures.sized import SIZED_LOGS
 
 #: Runs of every measurement: each figure is the median of these, with min and max.
 RUNS: Final = 3
-GROUPS: Final = ("ingest", "match", "analyze")
+GROUPS: Final = ("ingest", "match", "analyze", "startup")
 #: The full run's inputs: every sized log but the bundle.
 INGEST_INPUTS: Final = tuple(name for name in SIZED_LOGS if name != "bundle")
 FULL_SIZE_MB: Final = 1024
@@ -95,14 +95,17 @@ def plan(*, quick: bool) -> list[Step]:
                 ("--rows", "1M", "--backends", "polars", "--sample", str(QUICK_SAMPLE), *runs),
             ),
             Step("analyze-64", ("--hosts", "64", "--minutes", "10", *runs)),
+            Step("startup", runs),
         ]
     inputs = ("--inputs", ",".join(INGEST_INPUTS))
     return [
         Step("ingest", ("--size-mb", str(FULL_SIZE_MB), *runs, *inputs)),
         Step("match", ("--rows", "10M", *runs)),
+        Step("match-1024", ("--hosts", "1024", *runs)),
         Step("analyze-64", ("--hosts", "64", *runs)),
         Step("analyze-1024", ("--hosts", "1024", *runs)),
         Step("analyze-4096", ("--hosts", "4096", "--minutes", str(E2E_4096_MINUTES), *runs)),
+        Step("startup", runs),
     ]
 
 

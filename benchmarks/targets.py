@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Final
 
 from benchmarks import MIB
-from benchmarks.ceilings import describe_ceilings
+from benchmarks.ceilings import best_ceiling, describe_ceilings
 from benchmarks.report import kind_of, stamp
 
 RUN: Final = "run"
@@ -193,14 +193,20 @@ def _e2e_rss(report: Report, file: str, strict: bool = True) -> Figure | None:
 _SHORT: Final = {"rg": "ripgrep", "python-loop": "Python loop", "grep": "grep -E"}
 
 
-def _over(baseline: str, goal: float) -> Reader:
+def _over(baseline: str, goal: float, hosts: int | None = None) -> Reader:
     """polars' rows/s over ``baseline``'s in the same run, at least ``goal`` times: the
-    medians' ratio, and the range from the extremes."""
+    medians' ratio, and the range from the extremes. On the case of ``hosts`` hosts
+    (``--hosts``) when given, else on a case of at least :data:`MATCH_ROWS` rows."""
 
     def read(report: Report, file: str, strict: bool = True) -> Figure | None:
         case_rows = int((report.get("case") or {}).get("rows", 0))
         requested = int(report.get("rows_requested", 0))
-        if strict and (requested < MATCH_ROWS or case_rows < MATCH_ROWS):
+        if hosts is not None:
+            if report.get("hosts_case") != hosts:
+                return None
+        elif report.get("hosts_case") is not None:
+            return None  # a --hosts case: the rows target is judged on --rows cases only
+        elif strict and (requested < MATCH_ROWS or case_rows < MATCH_ROWS):
             return None
         results = {
             str(r["name"]): r
@@ -273,7 +279,14 @@ def _ingest(name: str, goal: float | None) -> Reader:
         described = describe_ceilings(result, MIB / MB, "MB/s")
         if described:
             detail += f"; library ceilings in the same run: {described}"
-        met = None if goal is None else values[0] >= goal
+        bar = goal
+        best = best_ceiling(result)
+        if goal is not None and best is not None and best["mib_per_s"] * MIB / MB < goal:
+            # The issue's alternative: where a format cannot reach the goal, the best
+            # library's own rate over the same input in the same run is the bar.
+            bar = float(best["mib_per_s"]) * MIB / MB
+            detail += f"; judged against the best ceiling, {bar:,.1f} MB/s"
+        met = None if bar is None else values[0] >= bar
         return _figure(report, file, values, _rate_text(values), met, detail, _runs(result))
 
     return read
@@ -322,8 +335,33 @@ def _zstd(report: Report, file: str, strict: bool = True) -> Figure | None:
     return replace(figure, detail=detail)
 
 
+def _startup(limit: float) -> Reader:
+    """The wall seconds of ``culprit analyze FILE -o OUT`` on the start-up benchmark's small
+    file, against ``limit``, with the floors measured in the same run."""
+
+    def read(report: Report, file: str, strict: bool = True) -> Figure | None:
+        result = next(iter(report.get("results") or []), None)
+        if result is None or not result.get("wall_s"):
+            return None
+        walls = [float(w) for w in result["wall_s"]]
+        values = (float(result["wall_median_s"]), min(walls), max(walls))
+        text = f"{values[0]:,.2f} s ({values[1]:,.2f}–{values[2]:,.2f})"
+        floors = "; ".join(
+            f"{name} {float(floor['wall_median_s']):,.2f} s"
+            for name, floor in (result.get("floors") or {}).items()
+        )
+        detail = (
+            f"{int(result.get('lines', 0))}-line file, CPU {float(result['cpu_median_s']):,.2f} s"
+        )
+        detail += f"; floors in the same run: {floors}" if floors else ""
+        return _figure(report, file, values, text, values[0] <= limit, detail, len(walls))
+
+    return read
+
+
 _AT_4096: Final = f"{SCENARIO} at 4,096 hosts (≥ 20 M rows, ≥ 8 GB bundle): bundle → report"
 _OVER: Final = "full catalogue over ≥ 10 M rows (polars backend): rows/s over"
+_OR_CEILING: Final = ", or the best library ceiling of the same run when lower"
 _GZIP: Final = "≥ 0.9 × min(plain `cloud_logging` ingest, fastest inflate), same run"
 _COLD, _REMATCH = "bundle-to-report", "rematch-diagnose"
 
@@ -343,14 +381,21 @@ TARGETS: Final[tuple[Target, ...]] = (
         (
             "e2e-1024-time",
             f"{SCENARIO} at 1,024 hosts (60 min): bundle → report",
-            "≤ 30 s",
-            _analysis(_COLD, 1024, 30.0, minutes=60.0),
+            "≤ 15 s",
+            _analysis(_COLD, 1024, 15.0, minutes=60.0),
         ),
     ),
     *_group(
         "Matching",
         "match",
         ("match-vs-rg", f"{_OVER} ripgrep's, same regexes", "≥ 1.5×", _over("rg", 1.5)),
+        (
+            "match-vs-rg-1024",
+            "full catalogue over the 1,024-host case (polars backend): rows/s over ripgrep's, "
+            "same regexes",
+            "≥ 1.5×",
+            _over("rg", 1.5, hosts=1024),
+        ),
         (
             "match-vs-loop",
             f"{_OVER} the plain Python loop's",
@@ -364,8 +409,18 @@ TARGETS: Final[tuple[Target, ...]] = (
         (
             "reanalysis-4096",
             "re-match + diagnose + report of the ingested 4,096-host case",
-            "≤ 10 s",
-            _analysis(_REMATCH, E2E_HOSTS, 10.0, sized=True),
+            "≤ 5 s",
+            _analysis(_REMATCH, E2E_HOSTS, 5.0, sized=True),
+        ),
+    ),
+    *_group(
+        "Start-up",
+        "startup",
+        (
+            "startup-10-lines",
+            "`culprit analyze FILE -o OUT` on a 10-line file (start-up and imports included)",
+            "≤ 1 s",
+            _startup(1.0),
         ),
     ),
     *_group(
@@ -374,19 +429,19 @@ TARGETS: Final[tuple[Target, ...]] = (
         (
             "ingest-cloud_logging",
             "Cloud Logging JSON-lines (`cloud_logging`, 1 GiB)",
-            "≥ 150 MB/s",
+            f"≥ 150 MB/s{_OR_CEILING}",
             _ingest("cloud_logging", 150.0),
         ),
         (
             "ingest-text",
             "text logs: container stderr (`text`, 1 GiB)",
-            "≥ 300 MB/s",
+            f"≥ 300 MB/s{_OR_CEILING}",
             _ingest("text", 300.0),
         ),
         (
             "ingest-kubelet",
             "text logs: kubelet journal (`kubelet`, 1 GiB)",
-            "≥ 300 MB/s",
+            f"≥ 300 MB/s{_OR_CEILING}",
             _ingest("kubelet", 300.0),
         ),
         ("ingest-gzip", "gzip input (`cloud_logging_gz`), MB/s of decoded bytes", _GZIP, _gzip),
