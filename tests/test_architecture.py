@@ -117,8 +117,9 @@ def test_the_map_in_architecture_md_matches_the_tree() -> None:
 
 #: What the analysis of a small text log has no use for: the cluster engine, the dashboard,
 #: DuckDB (JSON readers and the duckdb backend), detect-secrets (a secret-looking text), the
-#: other matching backends and the catalogue's lint, the HTML report, the progress bar (not
-#: drawn: stderr is no terminal), and the commands of other workflows.
+#: other matching backends and the catalogue's lint, the HTML report, rich (no progress bar
+#: drawn: stderr is no terminal; a plain verdict is printed as is), and the commands of other
+#: workflows.
 NOT_FOR_A_SMALL_ANALYSIS = (
     "ray",
     "starlette",
@@ -126,7 +127,7 @@ NOT_FOR_A_SMALL_ANALYSIS = (
     "jinja2",
     "duckdb",
     "detect_secrets",
-    "rich.progress",
+    "rich",
     "analyzer.signatures.backends.duckdb",
     "analyzer.signatures.lint",
     "analyzer.signatures.examples",

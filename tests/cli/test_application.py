@@ -97,7 +97,9 @@ def test_ctrl_c_exits_130(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_reader_that_stops_reading_is_not_a_bug(command: str, tmp_path: Path) -> None:
     """`culprit … | head -1`: the first line reaches the reader, then culprit ends as a process
     killed by SIGPIPE does, without a word (rich and the error policy used to call it a bug,
-    or exit 1)."""
+    or exit 1). The verdict of ``analyze`` is written in one piece, so a reader of its first
+    line may have been handed all of it (culprit then rightly exits 0, as ``printf`` would):
+    there the reader goes away before culprit prints."""
     args = command.split()
     if command == "analyze":
         log = tmp_path / "ten.log"
@@ -109,12 +111,12 @@ def test_a_reader_that_stops_reading_is_not_a_bug(command: str, tmp_path: Path) 
         [sys.executable, "-m", "analyzer", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     assert child.stdout is not None and child.stderr is not None
-    first = child.stdout.readline()
+    first = child.stdout.readline() if command != "analyze" else b""
     child.stdout.close()
     error = child.stderr.read()
     child.stderr.close()
     assert child.wait(timeout=120) == EXIT_BROKEN_PIPE, error
-    assert first.strip()
+    assert first.strip() or command == "analyze"
     assert error == b""
 
 
