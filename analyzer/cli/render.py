@@ -9,13 +9,14 @@ text as given.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import json
 import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import typer
 
@@ -53,17 +54,26 @@ _NO_EMOJI: Final = re.compile(r"\d{1,2}|.*[^\w!#&()*+.’-].*", re.DOTALL)
 
 def print_lines(lines: Sequence[str], *, stderr: bool = False) -> None:
     """Print each line as ``console(stderr).print(line, markup=False)`` would: as given, when
-    nothing in the lines is rich's to change (no tab, control code or emoji code), else
-    through rich."""
-    if not all(_as_given(line) for line in lines):
+    nothing in the lines is rich's to change (no tab, control code or emoji code) and the
+    stream takes any text (UTF-8), else through rich."""
+    stream = sys.stderr if stderr else sys.stdout
+    if not (_utf8(stream) and all(_as_given(line) for line in lines)):
         screen = console(stderr=stderr)
         for line in lines:
             screen.print(line, markup=False)
         return
-    stream = sys.stderr if stderr else sys.stdout
     stream.write("".join(f"{line}\n" for line in lines))
     # rich flushes every print: what goes to stderr next stays after these lines.
     stream.flush()
+
+
+def _utf8(stream: TextIO) -> bool:
+    """Whether ``stream`` encodes UTF-8 (elsewhere rich prints line by line up to the first
+    character it cannot encode, and its error says how to fix it)."""
+    try:
+        return codecs.lookup(stream.encoding).name == "utf-8"
+    except (AttributeError, LookupError, TypeError):
+        return False
 
 
 def _as_given(text: str) -> bool:

@@ -25,7 +25,7 @@ def _rich(lines: list[str]) -> str:
     return out.getvalue()
 
 
-LINES = [
+PLAIN = [
     "Cause: first error PY-XLA-001 at 2026-11-29 18:00:07.000000 UTC (ten.log:8).",
     "Culprit: not determined — undetermined",
     "First error: ten.log:8",
@@ -37,23 +37,34 @@ LINES = [
     "C:\\logs:x",
     "12:34:56 and 1:2:",
     "task /job:jax_worker/replica:0/task:13 — subject",
-    "an upper-case :FIRE: and :Thumbs_Up: code",
-    # rich changes these: emoji codes, tabs, control codes.
+    "an unknown :no_such_emoji: code",
+]
+#: What rich changes: emoji codes, tabs, control codes.
+RICH = [
     "training :fire: ended",
+    "an upper-case :FIRE: and :Thumbs_Up: code",
     "pass :thumbs_up-emoji: and :+1:",
     "code :100: and :1234:",
     "tab\there",
     "bell\x07 cr\r back\x08 esc\x1b[31m",
-    "an unknown :no_such_emoji: code",
 ]
 
 
-@pytest.mark.parametrize("line", LINES)
+@pytest.mark.parametrize("line", PLAIN + RICH)
 @pytest.mark.parametrize("stderr", [False, True])
 def test_a_line_prints_as_rich_prints_it(
-    capsys: pytest.CaptureFixture[str], line: str, stderr: bool
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, line: str, stderr: bool
 ) -> None:
+    built: list[bool] = []
+    console = render.console
+
+    def counted(stderr: bool = False) -> Console:
+        built.append(stderr)
+        return console(stderr=stderr)
+
+    monkeypatch.setattr(render, "console", counted)
     render.print_lines([line, "after"], stderr=stderr)
+    assert built == ([stderr] if line in RICH else [])  # rich only where it changes the text
     out, err = capsys.readouterr()
     assert (err if stderr else out) == _rich([line, "after"])
     assert (out if stderr else err) == ""
@@ -84,13 +95,14 @@ def test_a_line_prints_as_rich_prints_it(
     ).map("".join)
 )
 def test_any_text_prints_as_rich_prints_it(text: str) -> None:
-    out = io.StringIO()
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
     saved, sys.stdout = sys.stdout, out
     try:
         render.print_lines([text])
     finally:
         sys.stdout = saved
-    assert out.getvalue() == _rich([text])
+    out.flush()
+    assert out.buffer.getvalue().decode() == _rich([text])
 
 
 def test_no_emoji_has_a_name_ruled_out_without_its_table() -> None:
@@ -115,3 +127,17 @@ def test_plain_lines_need_no_rich_console() -> None:
     assert done.stdout.decode() == (
         "Cause: at 2026-11-29 18:00:07.000000 UTC (ten.log:8).\n/job:a/r:0\n"
     )
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
+def test_a_stream_that_is_not_utf8_is_left_to_rich(
+    monkeypatch: pytest.MonkeyPatch, encoding: str
+) -> None:
+    # rich prints the lines before the one it cannot encode, and says how to fix it.
+    out = io.TextIOWrapper(io.BytesIO(), encoding=encoding)
+    monkeypatch.setattr(sys, "stdout", out)
+    with pytest.raises(UnicodeEncodeError) as failed:
+        render.print_lines(["Cause: x", "Culprit: y — z", "never"])
+    assert "PYTHONIOENCODING" in str(failed.value.reason)
+    out.flush()
+    assert out.buffer.getvalue() == b"Cause: x\n"
