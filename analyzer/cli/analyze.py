@@ -12,7 +12,7 @@ import typer
 from analyzer import defaults
 from analyzer.cli import options
 from analyzer.cli.progress import ProgressBar
-from analyzer.cli.render import console
+from analyzer.cli.render import console, print_lines
 
 if TYPE_CHECKING:
     from analyzer.api import AnalyzeResult, HandoffCheck
@@ -180,17 +180,15 @@ def _print_verdict(result: AnalyzeResult, *, html: bool) -> None:
     from analyzer import api
     from analyzer.report.markdown import verdict_lines
 
-    screen = console()
     verdict = result.findings.verdict
-    for line in verdict_lines(verdict):
-        screen.print(line.replace("**", ""), markup=False)
+    lines = [line.replace("**", "") for line in verdict_lines(verdict)]
     if verdict.first_error is not None:
         cited = verdict.first_error.citation
-        screen.print(f"First error: {cited.path}:{cited.line}", markup=False)
+        lines.append(f"First error: {cited.path}:{cited.line}")
     attempts = len(result.findings.attempts)
-    screen.print(
-        f"{attempts} attempt(s); report: {result.report_path}; findings: {result.findings_path}",
-        markup=False,
+    lines.append(
+        f"{attempts} attempt(s); report: {result.report_path}; findings: {result.findings_path}"
     )
     if html:
-        screen.print(f"HTML report: {result.report_path.with_name(api.HTML_FILE)}", markup=False)
+        lines.append(f"HTML report: {result.report_path.with_name(api.HTML_FILE)}")
+    print_lines(lines)

@@ -151,15 +151,23 @@ WORKFLOWS: Final[dict[str, str]] = {
 #: True from :func:`main`'s start until the command runs: the garbage collector is off.
 _starting = False
 
+#: Settings for the process and the workers it starts, unless the user set them: numpy's
+#: OpenBLAS starts a thread per core when numpy is imported (a sixteenth of a second of CPU
+#: here, nearly a tenth of a small analysis), and culprit does no linear algebra.
+ENVIRONMENT: Final = {"OPENBLAS_NUM_THREADS": "1"}
+
 
 def _start_up() -> None:
     """No collections while typer builds the command, parses its options and the command's
     workflow is imported: what that allocates (modules, classes, typer's and pydantic's
     objects) lives as long as the process, so a collection frees none of it, yet walks all of
-    it, again and again as imports grow the heap (a twentieth of a small analysis)."""
+    it, again and again as imports grow the heap (a twentieth of a small analysis). And
+    :data:`ENVIRONMENT`, before anything imports numpy."""
     global _starting
     _starting = True
     gc.disable()
+    for name, value in ENVIRONMENT.items():
+        os.environ.setdefault(name, value)
 
 
 def _end_start_up(command: str) -> None:

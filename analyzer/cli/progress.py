@@ -6,7 +6,9 @@ protocol, so the library reports progress without knowing how (or whether) it is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import os
+import sys
+from typing import TYPE_CHECKING, Any, TextIO
 
 from analyzer.cli.render import console
 
@@ -15,6 +17,19 @@ if TYPE_CHECKING:
 
 #: File names longer than this are shown by their end (the part that tells files apart).
 _SHOWN_PATH_CHARS = 48
+#: The variables through which rich takes a stream that is no terminal for one.
+_TERMINAL_OVERRIDES = ("FORCE_COLOR", "TTY_COMPATIBLE")
+
+
+def _may_be_a_terminal(stream: TextIO) -> bool:
+    """False when rich's console would surely find ``stream`` no terminal: no variable forces
+    one and the stream is no tty (rich then asks nothing else)."""
+    if any(name in os.environ for name in _TERMINAL_OVERRIDES):
+        return True
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or closed: rich says no terminal too
+        return False
 
 
 class ProgressBar:
@@ -22,12 +37,15 @@ class ProgressBar:
     erased when done."""
 
     def __init__(self, *, enabled: bool) -> None:
-        screen = console(stderr=True)
         self._task: TaskID | None = None
         # Nothing drawn (--quiet, --json, stderr not a terminal): rich.progress is not even
-        # imported, a twentieth of a second of a small file's analysis.
+        # imported, a twentieth of a second of a small file's analysis, nor rich.console
+        # when the answer is plain without it.
         self._progress: Progress | None = None
-        if not enabled or not screen.is_terminal:
+        if not enabled or not _may_be_a_terminal(sys.stderr):
+            return
+        screen = console(stderr=True)
+        if not screen.is_terminal:
             return
         from rich.progress import (
             BarColumn,

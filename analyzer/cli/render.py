@@ -1,16 +1,22 @@
-"""Output helpers shared by the commands: the console, table cells, and tables as text.
+"""Output helpers shared by the commands: the console, plain lines, table cells, and tables as
+text.
 
 rich and pyarrow are imported inside the functions: this module is on the import path of
-``culprit --help``, which must not wait for them.
+``culprit --help``, which must not wait for them, and :func:`print_lines` prints without
+rich.console (a thirtieth of a second of a small analysis) whenever rich would print the
+text as given.
 """
 
 from __future__ import annotations
 
+import codecs
 import functools
 import json
+import re
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
 import typer
 
@@ -35,6 +41,52 @@ def _console_class() -> type[Console]:
             raise BrokenPipeError
 
     return _Console
+
+
+#: What rich does not print as given: tabs (expanded) and control codes (some dropped).
+_CONTROL: Final = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
+#: An emoji code as rich finds it (``rich._emoji_replace``): ``:smile:``, ``:smile-emoji:``.
+_EMOJI_CODE: Final = re.compile(r"(:(\S*?)(?:(?:\-)(emoji|text))?:)")
+#: A code no emoji has (rich's table has none, a test checks): one or two digits, as between
+#: the colons of a time (``18:00:07``), or a character no emoji name has (``job:a/b:c``).
+_NO_EMOJI: Final = re.compile(r"\d{1,2}|.*[^\w!#&()*+.’-].*", re.DOTALL)
+
+
+def print_lines(lines: Sequence[str], *, stderr: bool = False) -> None:
+    """Print each line as ``console(stderr).print(line, markup=False)`` would: as given, when
+    nothing in the lines is rich's to change (no tab, control code or emoji code) and the
+    stream takes any text (UTF-8), else through rich."""
+    stream = sys.stderr if stderr else sys.stdout
+    if not (_utf8(stream) and all(_as_given(line) for line in lines)):
+        screen = console(stderr=stderr)
+        for line in lines:
+            screen.print(line, markup=False)
+        return
+    stream.write("".join(f"{line}\n" for line in lines))
+    # rich flushes every print: what goes to stderr next stays after these lines.
+    stream.flush()
+
+
+def _utf8(stream: TextIO) -> bool:
+    """Whether ``stream`` encodes UTF-8 (elsewhere rich prints line by line up to the first
+    character it cannot encode, and its error says how to fix it)."""
+    try:
+        return codecs.lookup(stream.encoding).name == "utf-8"
+    except (AttributeError, LookupError, TypeError):
+        return False
+
+
+def _as_given(text: str) -> bool:
+    """Whether rich prints ``text`` (markup off, no highlighting, soft wrap) unchanged."""
+    if _CONTROL.search(text):
+        return False
+    names = [m.group(2).lower() for m in _EMOJI_CODE.finditer(text)]
+    names = [name for name in names if not _NO_EMOJI.fullmatch(name)]
+    if not names:
+        return True
+    from rich._emoji_codes import EMOJI
+
+    return not any(name in EMOJI for name in names)
 
 
 def cell(value: Any) -> str:

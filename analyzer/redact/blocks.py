@@ -10,11 +10,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from analyzer.redact.detectors import RegexDetector, Span, entropy
+from analyzer.redact.detectors import Regex, RegexDetector, Span, entropy
 
 PEM: Final = RegexDetector(
     "private-key",
-    re.compile(
+    Regex(
         # The line breaks around the body (or their JSON escapes) stay.
         r"-----BEGIN (?P<label>(?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----(?:\s|\\n)*"
         r"(?P<s>.*?)(?:\s|\\n)*(?=-----END (?P=label)PRIVATE KEY|\Z)",
@@ -24,7 +24,7 @@ PEM: Final = RegexDetector(
 )
 
 #: A line that is one run of base64, maybe after a timestamp.
-_LINE: Final = re.compile(r"(?m)^[ \t]*(?:\S+[ \t]+)?(?P<s>[A-Za-z0-9+/]{8,}={0,2})[ \t]*$")
+_LINE: Final = Regex(r"(?m)^[ \t]*(?:\S+[ \t]+)?(?P<s>[A-Za-z0-9+/]{8,}={0,2})[ \t]*$")
 #: Full lines of a PEM body are 64 (OpenSSH: 70) characters; shorter unpadded runs of this
 #: entropy are too easily names.
 _MIN_CHARS: Final = 40

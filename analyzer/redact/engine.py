@@ -11,6 +11,7 @@ structured fields anyway. Only an address is kept so: a host is never named by a
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -68,7 +69,11 @@ class Redactor:
         self.enabled = enabled
         self.detectors = tuple(detectors)
         self.prefilter = "|".join(f"(?:{d.hint})" for d in self.detectors)
-        self._hints = tuple(re.compile(d.hint) for d in self.detectors)
+
+    @functools.cached_property
+    def _hints(self) -> tuple[re.Pattern[str], ...]:
+        # Compiled when a text is first redacted alone: never for VERBATIM.
+        return tuple(re.compile(d.hint) for d in self.detectors)
 
     def keeping(self, names: Iterable[str]) -> Redactor:
         """The same redaction, also keeping ``names``."""

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from analyzer.redact.detectors import Span
+from analyzer.redact.detectors import Regex, Span
 
 _WORDS: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
@@ -139,7 +139,7 @@ def secret_value(kind: str, value: str) -> bool:
     return len(value) >= _MIN_CHARS.get(kind, 8)
 
 
-_ASSIGNMENT: Final = re.compile(
+_ASSIGNMENT: Final = Regex(
     r"""(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z][A-Za-z0-9_.-]{0,63}?)
         \\?["'`]?\]?[ \t]*(?::=|=>|=(?!=)|:(?!//))[ \t]*
         (?:(?P<q>["'`])(?P<quoted>[^"'`\n\\]*)
@@ -147,20 +147,18 @@ _ASSIGNMENT: Final = re.compile(
           |(?P<bare>[^\s,;&"'`<>(){}\[\]\\]+))""",
     re.VERBOSE,
 )
-_FLAG: Final = re.compile(
+_FLAG: Final = Regex(
     r"(?<![\w-])--(?P<name>[A-Za-z][\w-]{0,63})(?:=|[ \t]+)[\"']?(?P<bare>[^\s\"']+)"
 )
-_AUTHORIZATION: Final = re.compile(
+_AUTHORIZATION: Final = Regex(
     r"""(?i)(?<![\w-])(?:proxy-)?authorization\\?["']?[ \t]*[:=][ \t]*\\?["']?
         (?:(?P<scheme>bearer|basic|token|apikey|api-key|key)[ \t]+)?
         (?P<s>[^\s"'\\,;]+)""",
     re.VERBOSE,
 )
 _SCHEMES: Final = {"bearer": "bearer-token", "basic": "basic-auth"}
-_BEARER: Final = re.compile(r"(?i)(?<![\w-])bearer[ \t]+(?P<s>[A-Za-z0-9._~+/=-]{8,})")
-_COOKIE: Final = re.compile(
-    r"(?i)(?<![\w-])(?:set-)?cookie\\?[\"']?[ \t]*:[ \t]*(?P<s>[^\n\"'\\]+)"
-)
+_BEARER: Final = Regex(r"(?i)(?<![\w-])bearer[ \t]+(?P<s>[A-Za-z0-9._~+/=-]{8,})")
+_COOKIE: Final = Regex(r"(?i)(?<![\w-])(?:set-)?cookie\\?[\"']?[ \t]*:[ \t]*(?P<s>[^\n\"'\\]+)")
 
 
 @dataclass(frozen=True)

@@ -21,13 +21,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
-from analyzer.redact.detectors import RegexDetector, Span
+from analyzer.redact.detectors import Regex, RegexDetector, Span
 
 #: Characters a plugin's regex may take around the token itself (Artifactory's
 #: ``(?:\s|=|:|"|^)`` delimiters), trimmed off the span.
 _EDGES: Final = " \t\r\n\"'=:"
 #: A name the regex matched before the value (Azure's ``AccountKey=``): kept readable.
-_NAME: Final = re.compile(r"[A-Za-z_-]+=")
+_NAME: Final = Regex(r"[A-Za-z_-]+=")
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ def _jwt_kind(text: str, match: re.Match[str]) -> str | None:
 
 JWT: Final = RegexDetector(
     "jwt",
-    re.compile(
+    Regex(
         r"(?<![A-Za-z0-9_-])(?P<s>eyJ[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]+={0,2}"
         r"(?:\.[A-Za-z0-9_-]+={0,2})?)"
     ),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from analyzer.redact.detectors import RegexDetector
+from analyzer.redact.detectors import Regex, RegexDetector
 from analyzer.redact.keywords import words
 
 #: Words after which a dotted quad is a version (case-insensitive, ``:``/``=`` allowed).
@@ -27,7 +27,7 @@ VERSION_WORDS: Final = (
     "pytorch|jax|jaxlib|tensorflow|tf|mindspore|ascend|npu-smi|kernel|python|package|pkg|"
     "image|tag|chart|helm|gke|cos|ubuntu|debian|centos|euleros|openeuler"
 )
-_VERSION_BEFORE: Final = re.compile(
+_VERSION_BEFORE: Final = Regex(
     rf"(?i)(?:^|[^\w-])(?:{VERSION_WORDS}|[\w-]*?[-_]?version|[\w-]*?[-_]ver)[ \t]*[:=]?[ \t]*$"
 )
 #: File extensions that end ``name@step.ext`` (a checkpoint, not a mailbox).
@@ -82,12 +82,12 @@ NETWORK: Final = (
     RegexDetector(
         "url-password",
         # scheme://user:password@host; the user may be empty (redis://:password@host).
-        re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"'<>]*:(?P<s>[^/\s@\"'<>]+)@"),
+        Regex(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@\"'<>]*:(?P<s>[^/\s@\"'<>]+)@"),
         r"://[^/\s@]*:[^/\s@]+@",
     ),
     RegexDetector(
         "email",
-        re.compile(
+        Regex(
             r"(?<![\w.%+-])(?P<s>[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*"
             r"\.[A-Za-z]{2,24})(?![\w-])"
         ),
@@ -96,7 +96,7 @@ NETWORK: Final = (
     ),
     RegexDetector(
         "ipv6",
-        re.compile(
+        Regex(
             rf"(?<![\w:.])(?P<s>(?:{_HEX4}:){{7}}{_HEX4}"
             rf"|(?:{_HEX4}:){{1,6}}:(?:{_HEX4}:){{0,5}}{_HEX4})(?![\w:]|\.\d)"
         ),
@@ -105,7 +105,7 @@ NETWORK: Final = (
     ),
     RegexDetector(
         "ip",
-        re.compile(r"(?<![\w.])(?P<s>\d{1,3}(?:\.\d{1,3}){3})(?![\w]|\.\d)"),
+        Regex(r"(?<![\w.])(?P<s>\d{1,3}(?:\.\d{1,3}){3})(?![\w]|\.\d)"),
         r"[0-9]\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]",
         check=_ipv4_kind,
     ),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from analyzer.redact.detectors import RegexDetector
+from analyzer.redact.detectors import Regex, RegexDetector
 
 
 def _signature_kind(text: str, match: re.Match[str]) -> str:
@@ -22,7 +22,7 @@ def _signature_kind(text: str, match: re.Match[str]) -> str:
 
 
 def _token(kind: str, pattern: str, hint: str, flags: int = 0) -> RegexDetector:
-    return RegexDetector(kind, re.compile(pattern, flags), hint)
+    return RegexDetector(kind, Regex(pattern, flags), hint)
 
 
 VENDORS: Final = (
@@ -59,7 +59,7 @@ VENDORS: Final = (
     ),
     RegexDetector(
         "url-signature",
-        re.compile(r"(?<![\w-])Signature=(?P<s>[A-Za-z0-9%+/=_.-]{16,})"),
+        Regex(r"(?<![\w-])Signature=(?P<s>[A-Za-z0-9%+/=_.-]{16,})"),
         r"Signature=",
         check=_signature_kind,
         also=("obs-signature", "aws-signature"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
 import sys
 import tomllib
@@ -150,8 +151,11 @@ def _validation_problems(path: str, text: str, error: ValidationError) -> list[P
     return problems
 
 
-def parse_file(path: Path, *, display: str | None = None) -> tuple[Entry | None, list[Problem]]:
-    """One signature file: its entry, or the problems that keep it from loading."""
+def parse_file(
+    path: Path, *, display: str | None = None, parsed: ParsedFiles | None = None
+) -> tuple[Entry | None, list[Problem]]:
+    """One signature file: its entry, or the problems that keep it from loading (``parsed``:
+    the parsed files to take its table from, by default those of the cache folder)."""
     shown = display or str(path)
     try:
         data = path.read_bytes()
@@ -159,7 +163,8 @@ def parse_file(path: Path, *, display: str | None = None) -> tuple[Entry | None,
     except (OSError, UnicodeDecodeError) as exc:
         return None, [Problem(shown, None, f"cannot read: {exc}")]
     try:
-        return Entry(_signature(text), path, text, data), []
+        tables = _parsed_files(cache_dir()) if parsed is None else parsed
+        return Entry(_signature(text, tables), path, text, data), []
     except tomllib.TOMLDecodeError as exc:
         return None, [Problem(shown, _toml_line(exc, text), f"not valid TOML: {exc}")]
     except ValidationError as exc:
@@ -188,42 +193,65 @@ def _parsed_files(folder: Path | None) -> ParsedFiles:
     return ParsedFiles(folder)
 
 
-def _signature(text: str) -> Signature:
+def _signature(text: str, parsed: ParsedFiles) -> Signature:
     key = digest(text)
-    table = _parsed_files(cache_dir()).table(text, key)
+    table = parsed.table(text, key)
     found = _VALIDATED.get(key)
     if found is None:
         found = _VALIDATED[key] = Signature.model_validate(table)
     return found
 
 
-def _files(folder: Path) -> list[Path]:
-    return sorted(path for path in folder.glob("*/*.toml") if path.is_file())
-
-
-def _display(path: Path, folder: Path) -> str:
+def _listing(folder: Path) -> tuple[list[str], list[tuple[str, str]]]:
+    """The ``*.toml`` files of ``folder`` (strays) and of its sub-folders (family, name),
+    sorted by name, as ``folder.glob`` finds them (hidden names and links included), listed
+    with ``os.scandir``: pathlib's glob is most of listing the catalogue."""
+    strays: list[str] = []
+    families: list[str] = []
     try:
-        return f"{folder.name}/{path.relative_to(folder)}"
-    except ValueError:
-        return str(path)
+        with os.scandir(folder) as found:
+            for item in found:
+                if _toml(item):
+                    strays.append(item.name)
+                elif item.is_dir():
+                    families.append(item.name)
+    except OSError:  # unreadable: glob finds nothing in it either
+        return [], []
+    files: list[tuple[str, str]] = []
+    for family in families:
+        try:
+            with os.scandir(folder / family) as found:
+                files += [(family, item.name) for item in found if _toml(item)]
+        except OSError:
+            continue
+    # The order of paths: by their parts, compared as the platform compares names.
+    return sorted(strays, key=os.path.normcase), sorted(
+        files, key=lambda file: (os.path.normcase(file[0]), os.path.normcase(file[1]))
+    )
+
+
+def _toml(item: os.DirEntry[str]) -> bool:
+    return os.path.normcase(item.name).endswith(".toml") and item.is_file()
 
 
 def collect(folders: Sequence[Path]) -> tuple[list[Entry], list[Problem]]:
     """Every signature of ``folders`` and every problem found while loading them."""
     entries: list[Entry] = []
     problems: list[Problem] = []
+    parsed = _parsed_files(cache_dir())
     for folder in folders:
         if not folder.is_dir():
             problems.append(Problem(str(folder), None, "not a signature folder"))
             continue
-        stray = sorted(p for p in folder.glob("*.toml") if p.is_file())
+        strays, files = _listing(folder)
         problems += [
-            Problem(_display(p, folder), None, "signature files live in <family>/ folders")
-            for p in stray
+            Problem(f"{folder.name}/{name}", None, "signature files live in <family>/ folders")
+            for name in strays
         ]
-        for path in _files(folder):
-            shown = _display(path, folder)
-            entry, found = parse_file(path, display=shown)
+        for family, name in files:
+            path = folder / family / name
+            shown = f"{folder.name}/{family}/{name}"
+            entry, found = parse_file(path, display=shown, parsed=parsed)
             problems += found
             if entry is None:
                 continue
@@ -241,7 +269,7 @@ def collect(folders: Sequence[Path]) -> tuple[list[Entry], list[Problem]]:
                 problems.append(Problem(shown, entry.line_of("name"), message))
             entries.append(entry)
     problems += _duplicates(entries)
-    _parsed_files(cache_dir()).save()
+    parsed.save()
     return entries, problems
 
 

@@ -57,3 +57,14 @@ def test_the_section_shows_the_median_its_range_and_the_floors() -> None:
     assert "| `culprit analyze FILE -o OUT --quiet`, 10 lines | 1.00 (0.90–1.20) | 0.90" in section
     assert "| floor: `python -c pass` | 0.05 (0.90–1.20)" in section
     assert "100% of the analyzer's modules" in section
+
+
+def test_the_import_floor_runs_in_the_environment_culprit_sets() -> None:
+    # A floor culprit's own run could go under would be none: culprit keeps OpenBLAS to one
+    # thread before numpy is imported, so the floor imports polars and pyarrow the same way.
+    from analyzer.cli.application import ENVIRONMENT
+    from benchmarks.startup import FLOORS
+
+    code = FLOORS["import polars, pyarrow"]
+    assert code.endswith("import polars, pyarrow")
+    assert all(repr(name) in code and repr(value) in code for name, value in ENVIRONMENT.items())

@@ -123,3 +123,13 @@ def test_the_picture_opens_in_chromium(analyzed: api.AnalyzeResult, offline_page
     assert box is not None and box["width"] > 500 and box["height"] > 80
     assert opened.page.locator("svg > g").count() >= 1
     assert errors == [] and opened.blocked == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "plain", "a < b > c & d", "&amp; already", "<x>&&<</x>", "quotes \" ' stay", "中文 ◆"],
+)
+def test_text_is_escaped_as_saxutils_escapes_it(text: str) -> None:
+    from xml.sax.saxutils import escape
+
+    assert timeline._escape(text) == escape(text)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.errors import SignatureError
+from analyzer.signatures import catalog
 from analyzer.signatures.catalog import collect, load
 from analyzer.signatures.model import FAMILIES
 from tests.signatures.conftest import signature_text
@@ -126,3 +127,25 @@ def test_a_file_that_is_not_utf8_is_reported_as_read_text_says(
         path.read_text(encoding="utf-8")
     _, problems = collect([extra])
     assert [p.message for p in problems] == [f"cannot read: {expected.value}"]
+
+
+def test_the_files_are_those_glob_finds_in_the_same_order(tmp_path: Path) -> None:
+    # The listing replaced ``sorted(folder.glob("*/*.toml"))`` (and ``*.toml`` for strays):
+    # hidden names, links, a folder named like a file and other cases found as glob finds them.
+    root = tmp_path / "signatures"
+    for name in ("b/z.toml", "b/a.toml", "a/.hidden.toml", "a/x.TOML", "a/y.toml.bak", "top.toml"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("")
+    (root / "b" / "dir.toml").mkdir()
+    (root / "dir.toml").mkdir()
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "h.toml").write_text("")
+    (root / "linked").symlink_to(root / "b")
+    (root / "a" / "link.toml").symlink_to(root / "b" / "a.toml")
+    (root / "a" / "dangling.toml").symlink_to(root / "nowhere.toml")
+    strays, files = catalog._listing(root)
+    assert [root / name for name in strays] == sorted(p for p in root.glob("*.toml") if p.is_file())
+    assert [root / family / name for family, name in files] == sorted(
+        p for p in root.glob("*/*.toml") if p.is_file()
+    )
+    assert catalog._listing(tmp_path / "missing") == ([], [])

@@ -14,7 +14,9 @@ from collections.abc import Iterator, Sequence
 from typing import ClassVar, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
+import pyarrow as pa
 
 from analyzer.ingest.base import SNIFF_BYTES, ReadContext
 from analyzer.ingest.columns.timestamps import check_tz
@@ -101,7 +103,7 @@ class LineReader:
         text = pl.concat(texts)
         if any(b"\x1b" in chunk.data for _, chunk, _ in files):
             text = text.str.replace_all(grammars.ANSI_ESCAPE, "")
-        owner = pl.Series("batch_file", np.repeat(np.arange(count, dtype=np.int32), sizes))
+        owner = _series(np.repeat(np.arange(count, dtype=np.int32), sizes), "batch_file")
         firsts = np.zeros(int(sizes.sum()), dtype=np.bool_)
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         firsts[starts[sizes > 0]] = True
@@ -110,9 +112,9 @@ class LineReader:
             text, anchor=anchors, tz=hints[0].tz, grammars=self.grammars
         ).with_columns(
             text=text,
-            line=pl.Series(np.concatenate([c.line_numbers for _, c, _ in files])),
-            offset=pl.Series(np.concatenate([c.offsets for _, c, _ in files])),
-            fold_break=pl.Series(firsts),
+            line=_series(np.concatenate([c.line_numbers for _, c, _ in files])),
+            offset=_series(np.concatenate([c.offsets for _, c, _ in files])),
+            fold_break=_series(firsts),
             batch_file=owner,
             batch_anchor=anchors,
         )
@@ -200,8 +202,8 @@ class LineReader:
             text, anchor=hints.anchor, tz=hints.tz, grammars=self.grammars
         ).with_columns(
             text=text,
-            line=pl.Series(chunk.line_numbers),
-            offset=pl.Series(chunk.offsets),
+            line=_series(chunk.line_numbers),
+            offset=_series(chunk.offsets),
             batch_file=pl.lit(0, dtype=pl.Int32),
         )
         marked = mark_records(
@@ -239,3 +241,16 @@ def _note_repairs(chunk: LineChunk, repaired: np.ndarray, keep: int, ctx: ReadCo
             int(chunk.offsets[index]),
             "line is not valid UTF-8; invalid bytes were replaced by U+FFFD",
         )
+
+
+def _series(values: npt.NDArray[np.generic], name: str = "") -> pl.Series:
+    """``values`` (numbers or booleans, no nulls) as a Series, over Arrow buffers: polars'
+    numpy path, and pyarrow's, import numpy.ma (a hundredth of a second of a small file's
+    analysis) to look for a mask."""
+    if values.dtype == np.bool_:
+        kind = pa.bool_()
+        data = pa.py_buffer(np.packbits(values.astype(np.bool_, copy=False), bitorder="little"))
+    else:
+        kind = pa.from_numpy_dtype(values.dtype)
+        data = pa.py_buffer(np.ascontiguousarray(values))
+    return pl.Series(name, pa.Array.from_buffers(kind, len(values), [None, data]))
