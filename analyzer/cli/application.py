@@ -36,6 +36,7 @@ from analyzer.cli import (
     signatures,
 )
 from analyzer.cli.exits import EXIT_BROKEN_PIPE, EXIT_BUG, EXIT_ERROR, EXIT_INTERRUPTED
+from analyzer.cli.render import tolerate_any_encoding
 from analyzer.cli.version import version
 from analyzer.errors import AnalyzerError
 
@@ -162,12 +163,14 @@ def _start_up() -> None:
     workflow is imported: what that allocates (modules, classes, typer's and pydantic's
     objects) lives as long as the process, so a collection frees none of it, yet walks all of
     it, again and again as imports grow the heap (a twentieth of a small analysis). And
-    :data:`ENVIRONMENT`, before anything imports numpy."""
+    :data:`ENVIRONMENT`, before anything imports numpy; and any text printable on a terminal
+    that does not encode UTF-8."""
     global _starting
     _starting = True
     gc.disable()
     for name, value in ENVIRONMENT.items():
         os.environ.setdefault(name, value)
+    tolerate_any_encoding(sys.stdout, sys.stderr)
 
 
 def _end_start_up(command: str) -> None:

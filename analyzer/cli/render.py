@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 
 
 def console(stderr: bool = False) -> Console:
-    """A console that prints text as given: no syntax highlighting, long lines not cut."""
-    return _console_class()(stderr=stderr, highlight=False, soft_wrap=True)
+    """A console that prints text as given: no syntax highlighting, long lines not cut, and
+    no emoji codes replaced (a quoted log line saying ``:fire:`` is quoted as it was)."""
+    return _console_class()(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
 @functools.cache
@@ -43,21 +44,16 @@ def _console_class() -> type[Console]:
     return _Console
 
 
-#: What rich does not print as given: tabs (expanded) and control codes (some dropped).
+#: What rich does not print as given: tabs (expanded) and control codes (some dropped, which
+#: keeps a log line's escape sequences off the user's terminal).
 _CONTROL: Final = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
-#: An emoji code as rich finds it (``rich._emoji_replace``): ``:smile:``, ``:smile-emoji:``.
-_EMOJI_CODE: Final = re.compile(r"(:(\S*?)(?:(?:\-)(emoji|text))?:)")
-#: A code no emoji has (rich's table has none, a test checks): one or two digits, as between
-#: the colons of a time (``18:00:07``), or a character no emoji name has (``job:a/b:c``).
-_NO_EMOJI: Final = re.compile(r"\d{1,2}|.*[^\w!#&()*+.’-].*", re.DOTALL)
 
 
 def print_lines(lines: Sequence[str], *, stderr: bool = False) -> None:
     """Print each line as ``console(stderr).print(line, markup=False)`` would: as given, when
-    nothing in the lines is rich's to change (no tab, control code or emoji code) and the
-    stream takes any text (UTF-8), else through rich."""
+    no line holds a tab or a control code, else through rich."""
     stream = sys.stderr if stderr else sys.stdout
-    if not (_utf8(stream) and all(_as_given(line) for line in lines)):
+    if any(_CONTROL.search(line) for line in lines):
         screen = console(stderr=stderr)
         for line in lines:
             screen.print(line, markup=False)
@@ -67,26 +63,19 @@ def print_lines(lines: Sequence[str], *, stderr: bool = False) -> None:
     stream.flush()
 
 
-def _utf8(stream: TextIO) -> bool:
-    """Whether ``stream`` encodes UTF-8 (elsewhere rich prints line by line up to the first
-    character it cannot encode, and its error says how to fix it)."""
-    try:
-        return codecs.lookup(stream.encoding).name == "utf-8"
-    except (AttributeError, LookupError, TypeError):
-        return False
-
-
-def _as_given(text: str) -> bool:
-    """Whether rich prints ``text`` (markup off, no highlighting, soft wrap) unchanged."""
-    if _CONTROL.search(text):
-        return False
-    names = [m.group(2).lower() for m in _EMOJI_CODE.finditer(text)]
-    names = [name for name in names if not _NO_EMOJI.fullmatch(name)]
-    if not names:
-        return True
-    from rich._emoji_codes import EMOJI
-
-    return not any(name in EMOJI for name in names)
+def tolerate_any_encoding(*streams: TextIO) -> None:
+    """Let ``streams`` that do not encode UTF-8 (a latin-1 or ASCII locale) write any text,
+    with what they cannot encode as backslash escapes: every verdict holds an em dash, and a
+    quoted log line anything, which would otherwise end the command with an encoding error
+    halfway through its output."""
+    for stream in streams:
+        try:
+            utf8 = codecs.lookup(stream.encoding).name == "utf-8"
+        except (AttributeError, LookupError, TypeError):
+            utf8 = False
+        reconfigure = getattr(stream, "reconfigure", None)
+        if not utf8 and reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def cell(value: Any) -> str:

@@ -1,16 +1,17 @@
-"""Plain lines printed as rich prints them, without rich.console when rich would change
-nothing."""
+"""Plain lines printed as rich prints them (emoji codes left as written), without rich.console
+when rich would change nothing; any text printable on a stream that does not encode UTF-8."""
 
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rich._emoji_codes import EMOJI
 from rich.console import Console
 
 from analyzer.cli import render
@@ -19,7 +20,7 @@ from analyzer.cli import render
 def _rich(lines: list[str]) -> str:
     """What ``console().print(line, markup=False)`` writes for each line."""
     out = io.StringIO()
-    screen = Console(file=out, highlight=False, soft_wrap=True)
+    screen = Console(file=out, highlight=False, soft_wrap=True, emoji=False)
     for line in lines:
         screen.print(line, markup=False)
     return out.getvalue()
@@ -38,13 +39,14 @@ PLAIN = [
     "12:34:56 and 1:2:",
     "task /job:jax_worker/replica:0/task:13 — subject",
     "an unknown :no_such_emoji: code",
-]
-#: What rich changes: emoji codes, tabs, control codes.
-RICH = [
+    # A log line quoted in a verdict keeps its emoji codes as written.
     "training :fire: ended",
     "an upper-case :FIRE: and :Thumbs_Up: code",
     "pass :thumbs_up-emoji: and :+1:",
     "code :100: and :1234:",
+]
+#: What rich changes: tabs, control codes.
+RICH = [
     "tab\there",
     "bell\x07 cr\r back\x08 esc\x1b[31m",
 ]
@@ -105,14 +107,9 @@ def test_any_text_prints_as_rich_prints_it(text: str) -> None:
     assert out.buffer.getvalue().decode() == _rich([text])
 
 
-def test_no_emoji_has_a_name_ruled_out_without_its_table() -> None:
-    # Times (18:00:07) and paths (/job:a/replica:0) look like emoji codes (":00:",
-    # ":a/replica:"); rich's table has no such name.
-    assert not [name for name in EMOJI if render._NO_EMOJI.fullmatch(name)]
-    assert render._NO_EMOJI.fullmatch("00")
-    assert render._NO_EMOJI.fullmatch("jax_worker/replica")
-    assert not render._NO_EMOJI.fullmatch("100")
-    assert not render._NO_EMOJI.fullmatch("thumbs_up")
+def test_an_emoji_code_is_printed_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+    render.print_lines(["First error: training :fire: ended", "tab\t:fire:"])
+    assert capsys.readouterr().out == "First error: training :fire: ended\ntab     :fire:\n"
 
 
 def test_plain_lines_need_no_rich_console() -> None:
@@ -130,14 +127,32 @@ def test_plain_lines_need_no_rich_console() -> None:
 
 
 @pytest.mark.parametrize("encoding", ["latin-1", "ascii"])
-def test_a_stream_that_is_not_utf8_is_left_to_rich(
+def test_a_stream_that_is_not_utf8_prints_escapes(
     monkeypatch: pytest.MonkeyPatch, encoding: str
 ) -> None:
-    # rich prints the lines before the one it cannot encode, and says how to fix it.
     out = io.TextIOWrapper(io.BytesIO(), encoding=encoding)
     monkeypatch.setattr(sys, "stdout", out)
-    with pytest.raises(UnicodeEncodeError) as failed:
-        render.print_lines(["Cause: x", "Culprit: y — z", "never"])
-    assert "PYTHONIOENCODING" in str(failed.value.reason)
+    render.tolerate_any_encoding(out)
+    render.print_lines(["Cause: x", "Culprit: y — z", "tab\t—"])
     out.flush()
-    assert out.buffer.getvalue() == b"Cause: x\n"
+    assert out.buffer.getvalue() == b"Cause: x\nCulprit: y \\u2014 z\ntab     \\u2014\n"
+
+
+def test_a_utf8_stream_is_left_alone() -> None:
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    render.tolerate_any_encoding(out)
+    assert out.errors == "strict"
+
+
+def test_culprit_on_a_latin1_terminal_prints_its_verdict(tmp_path: Path) -> None:
+    log = tmp_path / "ten.log"
+    log.write_text("E1129 18:00:07.000000 1 x.cc:1] RuntimeError: boom\n" * 10)
+    env = {**os.environ, "PYTHONIOENCODING": "latin-1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "analyzer", "analyze", str(log), "-o", str(tmp_path / "out")],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode("latin-1")
+    assert b"Culprit: not determined \\u2014 undetermined" in done.stdout
