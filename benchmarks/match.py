@@ -2,8 +2,9 @@
 [--backends polars,duckdb] [--runs 3] [--sample 100000] [--keep-case]`` (RESULTS.md,
 "Matching throughput").
 
-Times ``culprit match CASE --backend NAME`` (the whole catalogue over every row, and the log
-templates it writes in the same pass) on a case of at least ``--rows`` rows
+Times ``culprit match CASE --backend NAME`` (the whole catalogue over every row; since
+2026-12-07 evening it no longer writes the log templates, which the first diagnosis makes) on
+a case of at least ``--rows`` rows
 (:func:`benchmarks.bundles.prepare_case`), or on the case of a ``--hosts``-host, 60-minute
 generated bundle (:func:`benchmarks.match_cases.prepare_hosts_case`), each run in a fresh
 child process on a hard-linked working copy of the cached case with its matches file
@@ -72,7 +73,9 @@ _MATCH_LINE: Final = re.compile(r"; (?P<backend>\w+) (?P<seconds>[\d.]+) s, [\d,
 # -- the measurements -----------------------------------------------------------------------------
 
 
-#: What ``culprit match`` writes beside the matches (the log templates of the same pass).
+#: The log templates, which ``culprit match`` wrote beside the matches until 2026-12-07 and the
+#: first diagnosis writes now: deleted before each run all the same, so that a run starts from
+#: the case as ingest left it whichever version is measured.
 TEMPLATE_TABLES = (TEMPLATES_FILE, TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE)
 
 
@@ -117,7 +120,7 @@ def measure_backend(
         note += (
             f"; `culprit match` reports {statistics.median(seconds):,.1f} s (median) for the "
             "matching itself, the rest of the wall time being start-up, imports, loading the "
-            "catalogue, writing `matches.parquet` and the log templates (the same pass)"
+            "catalogue and writing `matches.parquet`"
         )
     return {
         "name": name,
@@ -531,9 +534,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "hosts_case": args.hosts,
         "method": (
             "backends: `culprit match` as a user runs it (start-up, the catalogue, every "
-            "signature over every row with its source filter and captures, matches.parquet and "
-            "the log templates written in the same pass); rg and grep count matching lines of "
-            "one file on one thread; "
+            "signature over every row with its source filter and captures, matches.parquet "
+            "written; no log templates since 2026-12-07 evening); rg and grep count matching "
+            "lines of one file on one thread; "
             "wall: perf_counter around launcher+child; peak RSS, CPU: rusage of the child "
             "process from os.wait4 in a small Python launcher; inputs read once before the "
             "first run (page cache); backends on a hard-linked working copy of the case, "

@@ -1,6 +1,7 @@
 """The case's log templates as the spatial, temporal and lead rules read them: one row per
-template × host of one attempt (:mod:`analyzer.signatures.templates` wrote the tables with the
-matches; a case matched before templates existed, or by shards, gets them made here)."""
+template × host of one attempt. The tables (:mod:`analyzer.signatures.templates`) are made
+here, the first time a case is diagnosed, and kept in the case: they depend on its rows alone,
+which never change once written."""
 
 from __future__ import annotations
 

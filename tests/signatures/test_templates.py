@@ -199,7 +199,7 @@ def test_error_rank_puts_plain_statements_first() -> None:
     assert ranks == [0, 1, 2, 3, None]
 
 
-def test_match_writes_the_tables_and_every_row_has_a_template(
+def test_the_first_diagnosis_writes_the_tables_and_every_row_has_a_template(
     ingest_case: Callable[..., Path], tmp_path: Path
 ) -> None:
     log = tmp_path / "train.log"
@@ -210,6 +210,9 @@ def test_match_writes_the_tables_and_every_row_has_a_template(
     log.write_bytes("\n".join(lines).encode("utf-8", "surrogateescape") + b"\n")
     case = ingest_case(log)
     api.match(case)
+    # Matching leaves them to the diagnosis: they do not depend on the catalogue.
+    assert not any((case / name).exists() for name in TABLES)
+    api.analyze([case])
     accounted = check_accounting(case)
     assert accounted.height
     rows = pl.read_parquet(case / TEMPLATE_ROWS_FILE)
