@@ -3,7 +3,9 @@ and that every row of the case has its template (nothing lost)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import random
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -356,3 +358,61 @@ def test_tables_of_several_files_are_those_of_their_rows_together(
     templates = pl.read_parquet(tmp_path / TEMPLATES_FILE)
     assert templates["rows"].sum() == 100
     assert templates["first_row"].to_list() == sorted(templates["first_row"].to_list())
+
+
+def _spread_rows(seed: int) -> pl.DataFrame:
+    """Templated rows over a few templates, hosts (one null) and minutes (one null time)."""
+    rng = random.Random(seed)
+    hosts = ["h-b", "h-a", "h-c", None]
+    rows = [
+        {
+            "row_id": i,
+            "template_id": rng.choice([7, 3, 2**63 + 5]),
+            "ts": None
+            if i % 17 == 0
+            else dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+            + dt.timedelta(seconds=rng.randrange(0, 3600)),
+            "host": rng.choice(hosts),
+        }
+        for i in range(400)
+    ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            "row_id": pl.Int64,
+            "template_id": pl.UInt64,
+            "ts": pl.Datetime("ns", "UTC"),
+            "host": pl.String,
+        },
+    ).with_columns(pl.col("host").cast(pl.Categorical))
+
+
+@pytest.mark.parametrize("bits", [63, 4])
+def test_cells_are_sorted_by_template_host_name_and_bucket_nulls_last(
+    bits: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 4 bits: the packed key does not fit, and the cells are sorted on their columns.
+    monkeypatch.setattr(templates_mod, "_ORDER_BITS", bits)
+    cells = templates_mod._cells(_spread_rows(1))
+    expected = cells.sort("template_id", "host", "bucket", nulls_last=True)
+    assert cells.equals(expected)
+    assert cells.schema["host"] == pl.String
+    assert cells["rows"].sum() == 400
+
+
+def test_keys_with_one_hash_fall_back_to_their_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = pl.DataFrame(
+        {
+            "row_id": [0, 1, 2, 3, 4],
+            "ts": [None] * 5,
+            "host": ["h"] * 5,
+            "severity": ["INFO", "ERROR", "INFO", "INFO", None],
+            "message": ["step 1 done", "disk failed", "step 22 done", None, "disk failed"],
+        },
+        schema_overrides={"ts": pl.Datetime("ns", "UTC")},
+    )
+    expected = templated(rows)
+    # Every key hashes alike: the rows must find their template by its text.
+    monkeypatch.setattr(templates_mod, "_key_hash", lambda keys: pl.Series([0] * len(keys)))
+    assert templated(rows).equals(expected)
+    assert expected["template"].to_list()[:3] == ["step <*> done", "disk failed", "step <*> done"]
