@@ -5,6 +5,7 @@ which never change once written."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +94,15 @@ class Patterns:
                 pl.col("last_ts").max(),
             )
         )
+
+
+def make_patterns(case: Case) -> None:
+    """Write the template tables of ``case`` when missing or stale; nothing when the case
+    directory cannot be written (:func:`load_patterns` then makes them in a scratch
+    directory)."""
+    if not templates_current(case):
+        with contextlib.suppress(CaseError):
+            write_templates(row_files(case), case.path)
 
 
 def load_patterns(case: Case) -> Patterns:

@@ -103,6 +103,7 @@ def analyze(
         BundleError, CaseError, SignatureError: the bundle, the case or a signature folder.
     """
     from analyzer.diagnose.evidence import load as load_evidence
+    from analyzer.diagnose.patterns import make_patterns
     from analyzer.diagnose.run import Settings, diagnose
     from analyzer.signatures.backends import backend_named
 
@@ -160,6 +161,10 @@ def analyze(
             matched = needs_matching(opened, catalogue)
             if matched:
                 runner.match(opened, catalogue, chosen)
+        # The log templates, before the evidence and every row's activity are in memory: the
+        # analysis then peaks at the larger of the two, not at their sum (at 4,096 hosts,
+        # 3.4 GB when the diagnosis made them).
+        make_patterns(opened)
         # Read once for the diagnosis, the redaction and the pictures (a scan of every row
         # file).
         data = load_evidence(opened, catalogue)
@@ -243,6 +248,7 @@ def _diagnosed(
     case: str | Path, settings: AnalyzeSettings
 ) -> tuple[Case, Catalogue, Findings, Callable[[str], str]]:
     """The opened case, its catalogue, its findings and the redaction they were made with."""
+    from analyzer.diagnose.patterns import make_patterns
     from analyzer.diagnose.run import Settings, diagnose
 
     opened = load_case(case)
@@ -251,6 +257,7 @@ def _diagnosed(
         raise CaseError(
             "the case is not matched with this catalogue; run `culprit match`", path=str(case)
         )
+    make_patterns(opened)  # before the rows are read, as in analyze()
     quote = _quote(settings, opened)
     findings = diagnose(
         opened,

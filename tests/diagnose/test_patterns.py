@@ -4,12 +4,17 @@ whole and the rows of the buckets it cuts, equal those of the rows themselves.""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from analyzer import api
+from analyzer.case.layout import TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE, TEMPLATES_FILE
+from analyzer.diagnose import patterns as patterns_mod
 from analyzer.diagnose.patterns import _read
+from analyzer.errors import CaseError
 from analyzer.signatures.templates import BUCKET_S, span_columns, write_templates
 
 _WIDTH = BUCKET_S * 1_000_000_000
@@ -72,3 +77,25 @@ def test_spans_from_cells_equal_those_of_the_rows(
     want = _spans_of_rows(patterns.rows, *span).sort("template_id", "host")
     assert got.equals(want)
     assert want.height or span[0] is not None
+
+
+def test_make_patterns_writes_the_tables_once_and_leaves_an_unwritable_case_alone(
+    ingest_case: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"step {i} done\n" for i in range(20)) + "disk failed\n")
+    case = ingest_case(log)
+    opened = api.load_case(case)
+    tables = [case / name for name in (TEMPLATES_FILE, TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE)]
+    assert not any(path.exists() for path in tables)
+
+    def refuse(files: list[Path], directory: Path) -> int:
+        raise CaseError("cannot write templates.parquet", path=str(directory))
+
+    monkeypatch.setattr(patterns_mod, "write_templates", refuse)
+    patterns_mod.make_patterns(opened)  # the diagnosis makes them in a scratch directory
+    assert not any(path.exists() for path in tables)
+    monkeypatch.undo()
+    patterns_mod.make_patterns(opened)
+    assert all(path.is_file() for path in tables)
+    assert pl.read_parquet(tables[0])["rows"].sum() == opened.meta.counts.rows
