@@ -1,7 +1,7 @@
 """The case's log templates as the spatial, temporal and lead rules read them: one row per
 template × host of one attempt. The tables (:mod:`analyzer.signatures.templates`) are made
-here, the first time a case is diagnosed, and kept in the case: they depend on its rows alone,
-which never change once written."""
+here (:func:`make_patterns`), the first time a case is analyzed, and kept in the case: they
+depend on its rows alone, which never change once written."""
 
 from __future__ import annotations
 

@@ -77,8 +77,8 @@ def match_case(case: Case, catalogue: Catalogue, backend: Backend) -> MatchResul
     """
     # The log templates are not made here: they depend on the rows alone, not on the
     # catalogue, and cost several times the matching itself (13 s against 2.7 s at 4,096
-    # hosts, 20 M rows). The diagnosis makes them when it first needs them
-    # (:func:`analyzer.diagnose.patterns.load_patterns`) and keeps them for the case's life.
+    # hosts, 20 M rows). An analysis makes them once, right after matching
+    # (:func:`analyzer.diagnose.patterns.make_patterns`), and the case keeps them.
     return match_files(case, row_files(case), catalogue, backend, case.path / MATCHES_FILE)
 
 

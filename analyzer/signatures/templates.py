@@ -16,9 +16,9 @@ Masking was measured against a Drain-style parser on loghub samples (``benchmark
 Python, and gives the same template for the same line whatever came before it (Drain's tree
 depends on the order lines arrive in), which a cross-run diff needs.
 
-The first diagnosis of a case writes, beside its rows (:func:`write_templates`, called by
-:func:`analyzer.diagnose.patterns.load_patterns`; ``culprit match`` does not: the tables do
-not depend on the catalogue):
+The first analysis of a case writes, beside its rows (:func:`write_templates`, called by
+:func:`analyzer.diagnose.patterns.make_patterns` right after matching; ``culprit match`` does
+not: the tables do not depend on the catalogue):
 
 * ``templates.parquet``: one row per template: id, text, rows, hosts, time buckets it
   appears in, first row, first time, whether any of its rows states an error and how
