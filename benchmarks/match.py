@@ -3,7 +3,7 @@
 "Matching throughput").
 
 Times ``culprit match CASE --backend NAME`` (the whole catalogue over every row; since
-2026-12-07 evening it no longer writes the log templates, which the first diagnosis makes) on
+2026-12-07 evening it no longer writes the log templates, which the first analysis makes) on
 a case of at least ``--rows`` rows
 (:func:`benchmarks.bundles.prepare_case`), or on the case of a ``--hosts``-host, 60-minute
 generated bundle (:func:`benchmarks.match_cases.prepare_hosts_case`), each run in a fresh
@@ -74,7 +74,7 @@ _MATCH_LINE: Final = re.compile(r"; (?P<backend>\w+) (?P<seconds>[\d.]+) s, [\d,
 
 
 #: The log templates, which ``culprit match`` wrote beside the matches until 2026-12-07 and the
-#: first diagnosis writes now: deleted before each run all the same, so that a run starts from
+#: first analysis writes now: deleted before each run all the same, so that a run starts from
 #: the case as ingest left it whichever version is measured.
 TEMPLATE_TABLES = (TEMPLATES_FILE, TEMPLATE_HOSTS_FILE, TEMPLATE_ROWS_FILE)
 

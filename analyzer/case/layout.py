@@ -9,7 +9,7 @@ CASE/
   hosts.parquet        every alias of every host, with the row that proved it
   rows/part-*.parquet  canonical rows, zstd, ~128k-row groups
   matches.parquet      signature matches (``culprit match``; absent until then)
-  templates.parquet    log templates: id, text, rows, hosts, first row (the first diagnosis)
+  templates.parquet    log templates: id, text, rows, hosts, first row (the first analysis)
   template_hosts.parquet  rows per template x host x time bucket
   template_rows.parquet   the template id of every row
 ```

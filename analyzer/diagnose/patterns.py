@@ -5,7 +5,6 @@ depend on its rows alone, which never change once written."""
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,25 +95,26 @@ class Patterns:
         )
 
 
-def make_patterns(case: Case) -> None:
-    """Write the template tables of ``case`` when missing or stale; nothing when the case
-    directory cannot be written (:func:`load_patterns` then makes them in a scratch
-    directory)."""
-    if not templates_current(case):
-        with contextlib.suppress(CaseError):
-            write_templates(row_files(case), case.path)
+def make_patterns(case: Case) -> bool:
+    """Write the template tables of ``case`` when missing or stale; whether the case holds
+    them now (not when its directory cannot be written: :func:`load_patterns` then makes
+    them in a scratch directory)."""
+    if templates_current(case):
+        return True
+    try:
+        write_templates(row_files(case), case.path)
+    except CaseError:
+        return False
+    return True
 
 
 def load_patterns(case: Case) -> Patterns:
     """The template tables of ``case``, made now when missing or stale (kept in memory only
     when the case directory cannot be written)."""
-    if not templates_current(case):
-        try:
-            write_templates(row_files(case), case.path)
-        except CaseError:
-            with tempfile.TemporaryDirectory() as scratch:
-                write_templates(row_files(case), Path(scratch))
-                return _read(Path(scratch), in_memory=True)
+    if not make_patterns(case):
+        with tempfile.TemporaryDirectory() as scratch:
+            write_templates(row_files(case), Path(scratch))
+            return _read(Path(scratch), in_memory=True)
     return _read(case.path)
 
 

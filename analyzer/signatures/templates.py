@@ -304,8 +304,7 @@ def _cell_order(cells: pl.DataFrame) -> pl.Expr | None:
     names = cells.get_column("host").drop_nulls().unique()
     # The host's category code, ranked by its name (the order of the names' sort).
     codes = names.to_physical()
-    by_name = names.cast(pl.String).arg_sort()
-    host_rank = pl.Series(range(len(names)), dtype=pl.UInt64).gather(by_name.arg_sort())
+    host_rank = names.cast(pl.String).rank("ordinal").cast(pl.UInt64) - 1
     minute = pl.col("bucket").dt.epoch("s") // BUCKET_S
     bounds = cells.select(minute.min().alias("low"), minute.max().alias("high")).row(0)
     low = bounds[0] if bounds[0] is not None else 0
